@@ -1,0 +1,52 @@
+"""The Litestar app factory: routes, dependencies, error policy, and the pool-owning lifespan."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from litestar import Litestar
+from litestar.openapi import OpenAPIConfig
+
+from api.catalog.config import get_config
+from api.catalog.namespaces import NamespacesController
+from api.catalog.tables import TablesController, rename_table
+from api.dependencies import DEPENDENCIES
+from api.errors import EXCEPTION_HANDLERS
+from api.health import health
+from api.logging import RequestIdMiddleware
+from api.settings import Settings
+from catalog_es.clock import RandomIds, SystemClock
+from catalog_es.database import open_pool
+from catalog_es.eventstore import EventStore
+from commands.context import CommandContext
+from projections.catalog_projector import project_catalog
+from projections.catalog_queries import CatalogReadModel
+
+
+def create_app(settings: Settings, dsn: str) -> Litestar:
+    """The catalog API on a migrated database at `dsn`."""
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        pool = await open_pool(dsn)
+        clock, ids, read_model = SystemClock(), RandomIds(), CatalogReadModel()
+        store = EventStore(
+            pool, clock=clock, ids=ids, source=settings.event_source, inline_projectors=[project_catalog]
+        )
+        app.state.ctx = CommandContext(store=store, state=read_model, clock=clock, ids=ids)
+        app.state.read_model = read_model
+        try:
+            yield
+        finally:
+            await pool.close()
+
+    return Litestar(
+        route_handlers=[health, get_config, NamespacesController, TablesController, rename_table],
+        dependencies=DEPENDENCIES,
+        exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
+        middleware=[RequestIdMiddleware()],
+        lifespan=[lifespan],
+        openapi_config=OpenAPIConfig(title="catalog-es", version="0.1.0", path="/docs"),
+        logging_config=None,
+    )

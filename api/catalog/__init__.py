@@ -1,0 +1,1 @@
+"""The Iceberg REST catalog routes, under /catalog/v1."""

@@ -1,0 +1,181 @@
+"""Table routes: list, create (and stage), load, exists, commit, drop, rename, register, metrics."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from litestar import Controller, delete, get, head, post
+from litestar.params import Parameter
+
+from api.catalog.paging import PageRequest
+from api.dependencies import parse_namespace
+from api.wire import (
+    CommitTableRequest,
+    CommitTableResponse,
+    CreateTableRequest,
+    ListTablesResponse,
+    LoadTableResult,
+    RegisterTableRequest,
+    RenameTableRequest,
+    TableIdentifier,
+)
+from catalog_es.database import Connection
+from catalog_es.errors import NoSuchNamespaceError, NoSuchTableError
+from catalog_es.eventstore import EventMetadata
+from catalog_es.identifiers import Namespace, name_key
+from catalog_es.state import TableRow, WarehouseRow
+from catalog_es.table_metadata import only_referenced_snapshots
+from commands.commit_table import CommitTable, handle_commit_table
+from commands.context import CommandContext
+from commands.create_table import CreateTable, handle_create_table
+from commands.table_lifecycle import (
+    DropTable,
+    RegisterTable,
+    RenameTable,
+    handle_drop_table,
+    handle_register_table,
+    handle_rename_table,
+)
+from projections.catalog_queries import CatalogReadModel
+
+
+async def _load(
+    conn: Connection, read_model: CatalogReadModel, warehouse: WarehouseRow, namespace: str, table: str
+) -> TableRow:
+    ident = parse_namespace(namespace)
+    row = await read_model.table(conn, warehouse.id, ident, table)
+    if row is None:
+        raise NoSuchTableError(f"Table does not exist: {ident}.{table}")
+    return row
+
+
+class TablesController(Controller):
+    path = "/catalog/v1/{prefix:str}/namespaces/{namespace:str}"
+
+    @get("/tables")
+    async def list_tables(
+        self,
+        namespace: str,
+        conn: Connection,
+        read_model: CatalogReadModel,
+        warehouse_row: WarehouseRow,
+        page_token: Annotated[str | None, Parameter(query="pageToken")] = None,
+        page_size: Annotated[int | None, Parameter(query="pageSize")] = None,
+    ) -> ListTablesResponse:
+        page = PageRequest.parse(page_token, page_size)
+        ident = parse_namespace(namespace)
+        row = await read_model.namespace(conn, warehouse_row.id, ident)
+        if row is None:
+            raise NoSuchNamespaceError(f"Namespace does not exist: {ident}")
+        names, token = page.cut(await read_model.list_tables(conn, row.id, page.after, page.limit), name_key)
+        identifiers = [TableIdentifier(namespace=row.parts, name=name) for name in names]
+        return ListTablesResponse(identifiers=identifiers, next_page_token=token)
+
+    @post("/tables", status_code=200)
+    async def create_table(
+        self,
+        namespace: str,
+        data: CreateTableRequest,
+        ctx: CommandContext,
+        warehouse_row: WarehouseRow,
+        meta: EventMetadata,
+    ) -> LoadTableResult:
+        command = CreateTable(
+            warehouse_id=warehouse_row.id,
+            namespace=parse_namespace(namespace),
+            name=data.name,
+            schema=data.schema,
+            metadata=meta,
+            location=data.location,
+            partition_spec=data.partition_spec,
+            write_order=data.write_order,
+            properties=data.properties,
+            stage_create=data.stage_create,
+        )
+        result = await handle_create_table(command, ctx)
+        return LoadTableResult(metadata=result.metadata, metadata_location=result.metadata_location)
+
+    @get("/tables/{table:str}")
+    async def load_table(
+        self,
+        namespace: str,
+        table: str,
+        conn: Connection,
+        read_model: CatalogReadModel,
+        warehouse_row: WarehouseRow,
+        snapshots: Literal["all", "refs"] = "all",
+    ) -> LoadTableResult:
+        row = await _load(conn, read_model, warehouse_row, namespace, table)
+        metadata: dict[str, Any] = row.metadata if snapshots == "all" else only_referenced_snapshots(row.metadata)
+        return LoadTableResult(metadata=metadata, metadata_location=row.metadata_location)
+
+    @head("/tables/{table:str}", status_code=204)
+    async def table_exists(
+        self, namespace: str, table: str, conn: Connection, read_model: CatalogReadModel, warehouse_row: WarehouseRow
+    ) -> None:
+        await _load(conn, read_model, warehouse_row, namespace, table)
+
+    @post("/tables/{table:str}", status_code=200)
+    async def commit_table(
+        self,
+        namespace: str,
+        table: str,
+        data: CommitTableRequest,
+        ctx: CommandContext,
+        warehouse_row: WarehouseRow,
+        meta: EventMetadata,
+    ) -> CommitTableResponse:
+        command = CommitTable(
+            warehouse_row.id, parse_namespace(namespace), table, data.requirements, data.updates, meta
+        )
+        result = await handle_commit_table(command, ctx)
+        assert result.metadata_location is not None  # a commit always writes a metadata file
+        return CommitTableResponse(metadata_location=result.metadata_location, metadata=result.metadata)
+
+    @delete("/tables/{table:str}", status_code=204)
+    async def drop_table(
+        self,
+        namespace: str,
+        table: str,
+        ctx: CommandContext,
+        warehouse_row: WarehouseRow,
+        meta: EventMetadata,
+        purge_requested: Annotated[bool, Parameter(query="purgeRequested")] = False,
+    ) -> None:
+        command = DropTable(warehouse_row.id, parse_namespace(namespace), table, purge_requested, meta)
+        await handle_drop_table(command, ctx)
+
+    @post("/tables/{table:str}/metrics", status_code=204)
+    async def report_metrics(self, namespace: str, table: str, data: dict[str, Any]) -> None:
+        """Accepted and not stored (as Lakekeeper); a metrics sink comes with the full REST surface."""
+        del namespace, table, data
+
+    @post("/register", status_code=200)
+    async def register_table(
+        self,
+        namespace: str,
+        data: RegisterTableRequest,
+        ctx: CommandContext,
+        warehouse_row: WarehouseRow,
+        meta: EventMetadata,
+    ) -> LoadTableResult:
+        command = RegisterTable(
+            warehouse_row.id, parse_namespace(namespace), data.name, data.metadata_location, data.overwrite, meta
+        )
+        result = await handle_register_table(command, ctx)
+        return LoadTableResult(metadata=result.metadata, metadata_location=result.metadata_location)
+
+
+@post("/catalog/v1/{prefix:str}/tables/rename", status_code=204)
+async def rename_table(
+    data: RenameTableRequest, ctx: CommandContext, warehouse_row: WarehouseRow, meta: EventMetadata
+) -> None:
+    command = RenameTable(
+        warehouse_id=warehouse_row.id,
+        source_namespace=Namespace(tuple(data.source.namespace)),
+        source_name=data.source.name,
+        destination_namespace=Namespace(tuple(data.destination.namespace)),
+        destination_name=data.destination.name,
+        metadata=meta,
+    )
+    await handle_rename_table(command, ctx)

@@ -1,0 +1,75 @@
+"""The one error policy: every failure becomes the Iceberg `{"error": {message, type, code}}` envelope."""
+
+from __future__ import annotations
+
+import structlog
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+
+from api.wire import ErrorModel, IcebergErrorResponse
+from catalog_es import errors
+
+_log = structlog.get_logger(__name__)
+
+# (status, type): `type` is the Java exception simple name, which the Java client keys on.
+_DOMAIN: dict[type[errors.CatalogError], tuple[int, str]] = {
+    errors.InvalidLocationError: (400, "BadRequestException"),
+    errors.BadRequestError: (400, "BadRequestException"),
+    errors.NoSuchWarehouseError: (404, "NoSuchWarehouseException"),
+    errors.NoSuchNamespaceError: (404, "NoSuchNamespaceException"),
+    errors.NoSuchTableError: (404, "NoSuchTableException"),
+    errors.AlreadyExistsError: (409, "AlreadyExistsException"),
+    errors.NamespaceNotEmptyError: (409, "NamespaceNotEmptyException"),
+    errors.CommitFailedError: (409, "CommitFailedException"),
+    errors.UnprocessableEntityError: (422, "UnprocessableEntityException"),
+}
+
+_HTTP_TYPES = {
+    400: "BadRequestException",
+    401: "NotAuthorizedException",
+    403: "ForbiddenException",
+    404: "NotFoundException",
+    405: "MethodNotAllowedException",
+    413: "RequestTooLargeException",
+    503: "ServiceUnavailableException",
+}
+
+
+def error_response(status: int, type_name: str, message: str) -> Response[IcebergErrorResponse]:
+    body = IcebergErrorResponse(ErrorModel(message=message, type=type_name, code=status))
+    return Response(body, status_code=status)
+
+
+def _domain_status(exc: errors.CatalogError) -> tuple[int, str]:
+    for cls in type(exc).__mro__:
+        if cls in _DOMAIN:
+            return _DOMAIN[cls]  # type: ignore[index]
+    return 400, "BadRequestException"
+
+
+def handle_catalog_error(_: Request[object, object, object], exc: errors.CatalogError) -> Response[IcebergErrorResponse]:
+    status, type_name = _domain_status(exc)
+    return error_response(status, type_name, str(exc))
+
+
+def handle_http_exception(_: Request[object, object, object], exc: HTTPException) -> Response[IcebergErrorResponse]:
+    message = exc.detail
+    if isinstance(exc, ValidationException) and exc.extra:
+        message = f"{exc.detail}: {exc.extra}"
+    type_name = _HTTP_TYPES.get(exc.status_code, "RESTException")
+    response = error_response(exc.status_code, type_name, str(message))
+    if exc.headers:
+        response.headers.update(exc.headers)
+    return response
+
+
+def handle_unexpected(_: Request[object, object, object], exc: Exception) -> Response[IcebergErrorResponse]:
+    _log.exception("unhandled error", exc_info=exc)
+    return error_response(500, "ServiceFailureException", f"Internal error: {type(exc).__name__}")
+
+
+EXCEPTION_HANDLERS = {
+    errors.CatalogError: handle_catalog_error,
+    HTTPException: handle_http_exception,
+    Exception: handle_unexpected,
+}

@@ -1,0 +1,50 @@
+"""Start-up steps shared by the CLI commands: find the database, migrate it, bootstrap the defaults."""
+
+from __future__ import annotations
+
+import uuid
+
+from api.embedded import embedded_dsn
+from api.settings import Settings
+from catalog_es.clock import RandomIds, SystemClock
+from catalog_es.database import open_pool
+from catalog_es.eventstore import EventMetadata, EventStore
+from catalog_es.migrations import EVENT_STORE_MIGRATIONS, apply_migrations
+from commands.bootstrap import EnsureDefaultWarehouse, handle_ensure_default_warehouse
+from commands.context import CommandContext
+from projections.catalog_projector import project_catalog
+from projections.catalog_queries import CatalogReadModel
+from projections.read_model_migrations import READ_MODEL_MIGRATIONS
+
+ALL_MIGRATIONS = (*EVENT_STORE_MIGRATIONS, *READ_MODEL_MIGRATIONS)
+
+
+def database_dsn(settings: Settings) -> str:
+    """The external database when `pg_dsn` is set, else the embedded one in the data dir."""
+    return settings.pg_dsn or embedded_dsn(settings.data_path)
+
+
+async def migrate(dsn: str) -> list[str]:
+    pool = await open_pool(dsn, min_size=1, max_size=1)
+    try:
+        async with pool.connection() as conn:
+            return await apply_migrations(conn, ALL_MIGRATIONS)
+    finally:
+        await pool.close()
+
+
+async def bootstrap(dsn: str, settings: Settings) -> uuid.UUID:
+    """Ensure the default project and the local-filesystem default warehouse; return its id."""
+    pool = await open_pool(dsn, min_size=1, max_size=1)
+    try:
+        clock, ids = SystemClock(), RandomIds()
+        store = EventStore(pool, clock=clock, ids=ids, source=settings.event_source, inline_projectors=[project_catalog])
+        ctx = CommandContext(store=store, state=CatalogReadModel(), clock=clock, ids=ids)
+        command = EnsureDefaultWarehouse(
+            warehouse_name=settings.default_warehouse,
+            location=settings.default_warehouse_location,
+            metadata=EventMetadata(actor="system"),
+        )
+        return await handle_ensure_default_warehouse(command, ctx)
+    finally:
+        await pool.close()

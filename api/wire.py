@@ -1,0 +1,105 @@
+"""Iceberg REST wire types (spec 1.11 names), decoded and encoded by msgspec."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+Json = dict[str, Any]
+
+
+class Wire(msgspec.Struct, rename="kebab", omit_defaults=True):
+    """Base of the Iceberg REST wire family: kebab-case field names as in the spec."""
+
+
+class ErrorModel(msgspec.Struct):
+    message: str
+    type: str
+    code: int
+
+
+class IcebergErrorResponse(msgspec.Struct):
+    error: ErrorModel
+
+
+class CatalogConfig(Wire):
+    defaults: dict[str, str]
+    overrides: dict[str, str]
+    endpoints: list[str]
+
+
+class CreateNamespaceRequest(Wire):
+    namespace: list[str]
+    properties: dict[str, str] = {}
+
+
+class NamespaceResponse(msgspec.Struct):
+    """CreateNamespaceResponse and GetNamespaceResponse."""
+
+    namespace: list[str]
+    properties: dict[str, str]
+
+
+class ListNamespacesResponse(Wire):
+    namespaces: list[list[str]]
+    next_page_token: str | None = None
+
+
+class UpdateNamespacePropertiesRequest(Wire):
+    removals: list[str] = []
+    updates: dict[str, str] = {}
+
+
+class UpdateNamespacePropertiesResponse(msgspec.Struct):
+    updated: list[str]
+    removed: list[str]
+    missing: list[str]
+
+
+class TableIdentifier(msgspec.Struct):
+    namespace: list[str]
+    name: str
+
+
+class ListTablesResponse(Wire):
+    identifiers: list[TableIdentifier]
+    next_page_token: str | None = None
+
+
+class CreateTableRequest(Wire):
+    name: str
+    schema: Json
+    location: str | None = None
+    partition_spec: Json | None = None
+    write_order: Json | None = None
+    stage_create: bool = False
+    properties: dict[str, str] = {}
+
+
+class LoadTableResult(Wire):
+    metadata: Json
+    metadata_location: str | None = None
+    config: dict[str, str] = {}
+
+
+class CommitTableRequest(Wire):
+    updates: list[Json]
+    requirements: list[Json] = []
+    identifier: TableIdentifier | None = None
+
+
+class CommitTableResponse(Wire):
+    metadata_location: str
+    metadata: Json
+
+
+class RenameTableRequest(Wire):
+    source: TableIdentifier
+    destination: TableIdentifier
+
+
+class RegisterTableRequest(Wire):
+    name: str
+    metadata_location: str
+    overwrite: bool = False

@@ -1,0 +1,1 @@
+"""catalog-es domain: identifiers, events, Iceberg metadata decisions, the event store and storage IO."""

@@ -1,0 +1,41 @@
+"""Domain errors, named after the Iceberg spec's exceptions; the API maps each to a status."""
+
+
+class CatalogError(Exception):
+    """Base of every error a client is meant to see."""
+
+
+class BadRequestError(CatalogError):
+    """The request is malformed or asks for something invalid."""
+
+
+class InvalidLocationError(BadRequestError):
+    """A location is outside its warehouse, overlaps another table, or is not empty."""
+
+
+class UnprocessableEntityError(CatalogError):
+    """The request is well-formed but contradicts itself (spec: 422)."""
+
+
+class NoSuchWarehouseError(CatalogError):
+    """No warehouse by that name or id."""
+
+
+class NoSuchNamespaceError(CatalogError):
+    """No namespace by that identifier."""
+
+
+class NoSuchTableError(CatalogError):
+    """No table by that identifier."""
+
+
+class AlreadyExistsError(CatalogError):
+    """A namespace or table by that name (any case) exists already."""
+
+
+class NamespaceNotEmptyError(CatalogError):
+    """The namespace still holds tables or child namespaces."""
+
+
+class CommitFailedError(CatalogError):
+    """A requirement failed or a concurrent writer won the race: refresh and retry."""

@@ -1,0 +1,166 @@
+"""Every fact the catalog records: stable, versioned event types with typed payloads."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, ClassVar
+
+import msgspec
+
+Json = dict[str, Any]
+
+
+class Event(msgspec.Struct, frozen=True, kw_only=True):
+    """A fact; `type_name` is its stable, versioned CloudEvents type and never changes once used."""
+
+    type_name: ClassVar[str]
+    stream_kind: ClassVar[str]
+
+    @property
+    def entity_id(self) -> uuid.UUID:
+        raise NotImplementedError
+
+    @property
+    def stream_id(self) -> str:
+        return f"{self.stream_kind}-{self.entity_id}"
+
+
+class ProjectCreated(Event, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.project.created.v1"
+    stream_kind = "project"
+    project_id: uuid.UUID
+    name: str
+
+    @property
+    def entity_id(self) -> uuid.UUID:
+        return self.project_id
+
+
+class WarehouseCreated(Event, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.warehouse.created.v1"
+    stream_kind = "warehouse"
+    warehouse_id: uuid.UUID
+    project_id: uuid.UUID
+    name: str
+    storage_profile: Json
+
+    @property
+    def entity_id(self) -> uuid.UUID:
+        return self.warehouse_id
+
+
+class NamespaceEvent(Event, frozen=True, kw_only=True):
+    stream_kind = "namespace"
+    namespace_id: uuid.UUID
+    warehouse_id: uuid.UUID
+
+    @property
+    def entity_id(self) -> uuid.UUID:
+        return self.namespace_id
+
+
+class NamespaceCreated(NamespaceEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.namespace.created.v1"
+    namespace: list[str]
+    properties: dict[str, str]
+
+
+class NamespacePropertiesUpdated(NamespaceEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.namespace.properties-updated.v1"
+    updated: dict[str, str]
+    removed: list[str]
+
+
+class NamespaceDropped(NamespaceEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.namespace.dropped.v1"
+
+
+class TableEvent(Event, frozen=True, kw_only=True):
+    stream_kind = "table"
+    table_id: uuid.UUID
+    warehouse_id: uuid.UUID
+
+    @property
+    def entity_id(self) -> uuid.UUID:
+        return self.table_id
+
+
+class TableCreated(TableEvent, frozen=True, kw_only=True):
+    """A table came into being; `metadata` is the full first metadata, as written to storage."""
+
+    type_name = "io.catalog-es.table.created.v1"
+    namespace_id: uuid.UUID
+    name: str
+    metadata_location: str
+    metadata: Json
+    updates: list[Json] = []
+
+
+class TableRegistered(TableEvent, frozen=True, kw_only=True):
+    """An existing metadata file was adopted (or, with overwrite, replaced a table's pointer)."""
+
+    type_name = "io.catalog-es.table.registered.v1"
+    namespace_id: uuid.UUID
+    name: str
+    metadata_location: str
+    metadata: Json
+
+
+class TableCommitted(TableEvent, frozen=True, kw_only=True):
+    """A commit: the client's requirements and updates, and the metadata they produced.
+
+    The resulting metadata is recorded whole because applying updates reads the clock
+    (pyiceberg stamps `last-updated-ms` and snapshot-log entries), so replay must not re-apply them.
+    """
+
+    type_name = "io.catalog-es.table.committed.v1"
+    requirements: list[Json]
+    updates: list[Json]
+    previous_metadata_location: str
+    metadata_location: str
+    metadata: Json
+
+
+class TableRenamed(TableEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.table.renamed.v1"
+    from_namespace_id: uuid.UUID
+    from_name: str
+    namespace_id: uuid.UUID
+    name: str
+
+
+class TableDropped(TableEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.table.dropped.v1"
+    purge_requested: bool
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.type_name: cls
+    for cls in (
+        ProjectCreated,
+        WarehouseCreated,
+        NamespaceCreated,
+        NamespacePropertiesUpdated,
+        NamespaceDropped,
+        TableCreated,
+        TableRegistered,
+        TableCommitted,
+        TableRenamed,
+        TableDropped,
+    )
+}
+
+
+def event_data(event: Event) -> Json:
+    """The payload as JSON-ready builtins (ids as strings)."""
+    data: Json = msgspec.to_builtins(event)
+    return data
+
+
+def decode_event(type_name: str, data: Json) -> Event:
+    """Rebuild a typed event from its stored payload; unknown types are a bug, not data to skip."""
+    try:
+        cls = EVENT_TYPES[type_name]
+    except KeyError:
+        raise ValueError(f"Unknown event type {type_name!r}") from None
+    return msgspec.convert(data, cls)

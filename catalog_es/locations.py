@@ -1,0 +1,56 @@
+"""Storage locations: one canonical spelling and the sub-location / overlap rules."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from catalog_es.errors import InvalidLocationError
+
+
+def normalize_location(location: str) -> str:
+    """Canonical form: `file:/x`, `file://x` hosts aside, and `file:///x` are one location; no trailing '/'.
+
+    Spark's HadoopFileIO spells local paths `file:/abs/path` while pyiceberg writes `file:///abs/path`.
+    """
+    location = location.strip()
+    if location.startswith("/"):
+        location = "file://" + location
+    parts = urlsplit(location)
+    if not parts.scheme:
+        raise InvalidLocationError(f"Location has no scheme: {location!r}")
+    if parts.scheme == "file":
+        if parts.netloc not in ("", "localhost"):
+            raise InvalidLocationError(f"File location must not name a host: {location!r}")
+        path = "/" + parts.path.strip("/")
+        return "file://" + path.rstrip("/") if path != "/" else "file:///"
+    return location.rstrip("/")
+
+
+def local_path(location: str) -> str:
+    """The filesystem path of a `file:` location."""
+    canonical = normalize_location(location)
+    if not canonical.startswith("file://"):
+        raise InvalidLocationError(f"Not a local location: {location!r}")
+    return canonical.removeprefix("file://")
+
+
+def is_strictly_inside(child: str, parent: str) -> bool:
+    """Whether `child` lies below `parent`, compared by whole path segments."""
+    child, parent = normalize_location(child), normalize_location(parent)
+    return child.startswith(parent.rstrip("/") + "/") and child != parent
+
+
+def overlaps(a: str, b: str) -> bool:
+    """Equal, or one contains the other (`…/x` and `…/xa` do not overlap)."""
+    a, b = normalize_location(a), normalize_location(b)
+    return a == b or is_strictly_inside(a, b) or is_strictly_inside(b, a)
+
+
+def require_inside_warehouse(location: str, warehouse_location: str) -> str:
+    """Return the canonical location, or refuse one that is not strictly inside the warehouse."""
+    canonical = normalize_location(location)
+    if not is_strictly_inside(canonical, warehouse_location):
+        raise InvalidLocationError(
+            f"Location {location} is not a sub-location of the warehouse location {warehouse_location}"
+        )
+    return canonical

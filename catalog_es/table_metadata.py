@@ -1,0 +1,123 @@
+"""Pure Iceberg table-metadata decisions, made with pyiceberg's own requirement and update logic."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, TypeVar
+
+import msgspec
+import pydantic
+from pyiceberg.catalog import MetastoreCatalog
+from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionSpec
+from pyiceberg.schema import Schema
+from pyiceberg.table.locations import load_location_provider
+from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil, new_table_metadata
+from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
+from pyiceberg.table.update import TableRequirement, TableUpdate, update_table_metadata
+
+from catalog_es.errors import BadRequestError, CommitFailedError
+from catalog_es.events import Json
+
+_REQUIREMENTS = pydantic.TypeAdapter(list[TableRequirement])
+_UPDATES = pydantic.TypeAdapter(list[TableUpdate])
+_FIRST_PARTITION_FIELD_ID = 1000
+_T = TypeVar("_T")
+
+
+def _parse(adapter: pydantic.TypeAdapter[_T], value: Any, what: str) -> _T:
+    try:
+        return adapter.validate_python(value)
+    except pydantic.ValidationError as exc:
+        raise BadRequestError(f"Invalid {what}: {exc.errors(include_url=False)}") from None
+
+
+def metadata_to_json(metadata: TableMetadata) -> Json:
+    """The metadata exactly as written to the metadata file."""
+    document: Json = msgspec.json.decode(metadata.model_dump_json())
+    return document
+
+
+def parse_metadata(document: Json) -> TableMetadata:
+    return TableMetadataUtil.parse_obj(document)
+
+
+def new_metadata(
+    *,
+    schema: Json,
+    partition_spec: Json | None,
+    write_order: Json | None,
+    location: str,
+    properties: dict[str, str],
+    table_uuid: uuid.UUID,
+    last_updated_ms: int,
+) -> TableMetadata:
+    """First metadata of a new table, with fresh field, spec and order ids as the spec requires.
+
+    Raises:
+        BadRequestError: the schema, spec or order is not valid.
+    """
+    spec_json = dict(partition_spec) if partition_spec else None
+    if spec_json is not None:
+        # pyiceberg's PartitionField requires `field-id`, which the REST spec makes optional.
+        spec_json["fields"] = [
+            {"field-id": _FIRST_PARTITION_FIELD_ID + i, **field}
+            for i, field in enumerate(spec_json.get("fields", []))
+        ]
+        spec_json.setdefault("spec-id", 0)
+    try:
+        parsed_schema = Schema.model_validate(schema)
+        spec = PartitionSpec.model_validate(spec_json) if spec_json else UNPARTITIONED_PARTITION_SPEC
+        order = SortOrder.model_validate(write_order) if write_order else UNSORTED_SORT_ORDER
+        metadata = new_table_metadata(
+            parsed_schema, spec, order, location, dict(properties), table_uuid=table_uuid
+        )
+    except (pydantic.ValidationError, ValueError) as exc:
+        raise BadRequestError(f"Invalid table definition: {exc}") from None
+    return metadata.model_copy(update={"last_updated_ms": last_updated_ms})
+
+
+def commit(
+    base: TableMetadata | None,
+    base_location: str | None,
+    requirements: list[Json],
+    updates: list[Json],
+) -> TableMetadata:
+    """Validate the requirements against `base` (None: the table does not exist) and apply the updates.
+
+    Raises:
+        CommitFailedError: a requirement does not hold (spec: 409, the client refreshes and retries).
+        BadRequestError: an update is unknown or cannot be applied.
+    """
+    parsed_requirements = _parse(_REQUIREMENTS, requirements, "requirements")
+    parsed_updates = _parse(_UPDATES, updates, "updates")
+    try:
+        for requirement in parsed_requirements:
+            requirement.validate(base)
+    except CommitFailedException as exc:
+        raise CommitFailedError(str(exc)) from None
+    try:
+        return update_table_metadata(
+            base_metadata=base if base is not None else MetastoreCatalog._empty_table_metadata(),  # noqa: SLF001
+            updates=tuple(parsed_updates),
+            enforce_validation=base is None,
+            metadata_location=base_location,
+        )
+    except (pydantic.ValidationError, ValueError) as exc:
+        raise BadRequestError(f"Cannot apply updates: {exc}") from None
+
+
+def next_metadata_location(metadata: TableMetadata, previous_location: str | None) -> str:
+    """`<location>/metadata/<version>-<uuid>.metadata.json`, numbered after the previous file."""
+    version = MetastoreCatalog._parse_metadata_version(previous_location) + 1 if previous_location else 0  # noqa: SLF001
+    provider = load_location_provider(metadata.location, metadata.properties)
+    return provider.new_table_metadata_file_location(version)
+
+
+def only_referenced_snapshots(document: Json) -> Json:
+    """The metadata with only the snapshots some ref points at (`snapshots=refs`)."""
+    referenced = {ref["snapshot-id"] for ref in document.get("refs", {}).values()}
+    if "current-snapshot-id" in document and document["current-snapshot-id"] is not None:
+        referenced.add(document["current-snapshot-id"])
+    snapshots = [s for s in document.get("snapshots", []) if s["snapshot-id"] in referenced]
+    return {**document, "snapshots": snapshots}

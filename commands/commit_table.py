@@ -1,0 +1,105 @@
+"""Commit to a table: requirements checked and updates applied by pyiceberg, then compare-and-swap."""
+
+from __future__ import annotations
+
+import uuid
+
+import msgspec
+
+from catalog_es.errors import CommitFailedError, NoSuchTableError
+from catalog_es.events import Json, TableCommitted, TableCreated
+from catalog_es.eventstore import EventMetadata, StreamVersionConflictError
+from catalog_es.identifiers import Namespace
+from catalog_es.state import TableRow, WarehouseRow
+from catalog_es.table_metadata import commit, metadata_to_json, next_metadata_location, parse_metadata
+from commands.context import CommandContext
+from commands.table_writes import (
+    TableResult,
+    claim_location,
+    claim_name_and_location,
+    existing_namespace,
+    metadata_written,
+)
+
+
+class CommitTable(msgspec.Struct, frozen=True):
+    warehouse_id: uuid.UUID
+    namespace: Namespace
+    name: str
+    requirements: list[Json]
+    updates: list[Json]
+    metadata: EventMetadata
+
+
+def _creates(cmd: CommitTable) -> bool:
+    return any(requirement.get("type") == "assert-create" for requirement in cmd.requirements)
+
+
+async def handle_commit_table(cmd: CommitTable, ctx: CommandContext) -> TableResult:
+    """Commit, or create the table when the commit asserts it does not exist yet (staged create).
+
+    Raises:
+        NoSuchTableError: the table does not exist and the commit does not create it.
+        NoSuchNamespaceError: creating in a namespace that does not exist.
+        CommitFailedError: a requirement failed or a concurrent commit won (409).
+        BadRequestError: an update is unknown or invalid.
+        InvalidLocationError: a new location is outside the warehouse or taken.
+    """
+    warehouse = await ctx.warehouse(cmd.warehouse_id)
+    async with ctx.store.connection() as conn:
+        current = await ctx.state.table(conn, cmd.warehouse_id, cmd.namespace, cmd.name)
+    if current is None:
+        if not _creates(cmd):
+            raise NoSuchTableError(f"Table does not exist: {cmd.namespace}.{cmd.name}")
+        return await _create(cmd, ctx, warehouse)
+    return await _commit(cmd, ctx, warehouse, current)
+
+
+async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow, current: TableRow) -> TableResult:
+    base = parse_metadata(current.metadata)
+    updated = commit(base, current.metadata_location, cmd.requirements, cmd.updates)
+    if updated == base:
+        return TableResult(metadata_location=current.metadata_location, metadata=current.metadata)
+    metadata_location = next_metadata_location(updated, current.metadata_location)
+    document = metadata_to_json(updated)
+    try:
+        async with metadata_written(ctx, ctx.storage(warehouse), metadata_location, updated, cmd.metadata) as tx:
+            if updated.location != base.location:
+                await claim_location(ctx, tx.conn, warehouse=warehouse, location=updated.location, table_id=current.id)
+            event = TableCommitted(
+                table_id=current.id,
+                warehouse_id=warehouse.id,
+                requirements=cmd.requirements,
+                updates=cmd.updates,
+                previous_metadata_location=current.metadata_location,
+                metadata_location=metadata_location,
+                metadata=document,
+            )
+            await tx.append(event, expected_version=current.version)
+    except StreamVersionConflictError:
+        raise CommitFailedError(f"Table {cmd.namespace}.{cmd.name} was changed concurrently") from None
+    return TableResult(metadata_location=metadata_location, metadata=document)
+
+
+async def _create(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow) -> TableResult:
+    created = commit(None, None, cmd.requirements, cmd.updates)
+    metadata_location = next_metadata_location(created, None)
+    document = metadata_to_json(created)
+    table_id = created.table_uuid
+    async with metadata_written(ctx, ctx.storage(warehouse), metadata_location, created, cmd.metadata) as tx:
+        namespace = await existing_namespace(ctx, tx.conn, warehouse.id, cmd.namespace)
+        await claim_name_and_location(
+            ctx, tx.conn, warehouse=warehouse, namespace_id=namespace.id, name=cmd.name,
+            location=created.location, table_id=table_id,
+        )
+        event = TableCreated(
+            table_id=table_id,
+            warehouse_id=warehouse.id,
+            namespace_id=namespace.id,
+            name=cmd.name,
+            metadata_location=metadata_location,
+            metadata=document,
+            updates=cmd.updates,
+        )
+        await tx.append(event, expected_version=await tx.stream_version(event.stream_id))
+    return TableResult(metadata_location=metadata_location, metadata=document)

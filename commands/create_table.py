@@ -1,0 +1,83 @@
+"""Create a table, or stage one for a later `assert-create` commit (Spark's CTAS)."""
+
+from __future__ import annotations
+
+import uuid
+
+import msgspec
+
+from catalog_es.errors import AlreadyExistsError, BadRequestError, InvalidLocationError
+from catalog_es.events import Json, TableCreated
+from catalog_es.eventstore import EventMetadata
+from catalog_es.identifiers import Namespace, validate_name
+from catalog_es.locations import require_inside_warehouse
+from catalog_es.table_metadata import metadata_to_json, new_metadata, next_metadata_location
+from commands.context import CommandContext, off_loop
+from commands.table_writes import TableResult, claim_name_and_location, existing_namespace, metadata_written
+
+
+class CreateTable(msgspec.Struct, frozen=True):
+    warehouse_id: uuid.UUID
+    namespace: Namespace
+    name: str
+    schema: Json
+    metadata: EventMetadata
+    location: str | None = None
+    partition_spec: Json | None = None
+    write_order: Json | None = None
+    properties: dict[str, str] = {}
+    stage_create: bool = False
+
+
+async def handle_create_table(cmd: CreateTable, ctx: CommandContext) -> TableResult:
+    """Create the table (or only stage it: nothing is written or recorded then).
+
+    Raises:
+        BadRequestError: invalid name, schema, spec or order.
+        InvalidLocationError: the location is outside the warehouse, taken, or not empty.
+        NoSuchNamespaceError: the namespace does not exist.
+        AlreadyExistsError: a table by that name exists.
+    """
+    try:
+        validate_name(cmd.name, "table")
+    except ValueError as exc:
+        raise BadRequestError(str(exc)) from None
+    warehouse = await ctx.warehouse(cmd.warehouse_id)
+    table_id = ctx.ids.new_id()
+    async with ctx.store.connection() as conn:
+        namespace = await existing_namespace(ctx, conn, cmd.warehouse_id, cmd.namespace)
+        if await ctx.state.table_name_taken(conn, namespace.id, cmd.name):
+            raise AlreadyExistsError(f"Table already exists: {cmd.namespace}.{cmd.name}")
+    base = namespace.properties.get("location", f"{warehouse.location}/{namespace.id}")
+    location = require_inside_warehouse(cmd.location or f"{base}/{table_id}", warehouse.location)
+    metadata = new_metadata(
+        schema=cmd.schema,
+        partition_spec=cmd.partition_spec,
+        write_order=cmd.write_order,
+        location=location,
+        properties=cmd.properties,
+        table_uuid=table_id,
+        last_updated_ms=ctx.now_ms(),
+    )
+    storage = ctx.storage(warehouse)
+    if not await off_loop(storage.is_empty, location):
+        raise InvalidLocationError(f"Table location {location} is not empty")
+    if cmd.stage_create:
+        return TableResult(metadata_location=None, metadata=metadata_to_json(metadata))
+    metadata_location = next_metadata_location(metadata, None)
+    document = metadata_to_json(metadata)
+    async with metadata_written(ctx, storage, metadata_location, metadata, cmd.metadata) as tx:
+        await claim_name_and_location(
+            ctx, tx.conn, warehouse=warehouse, namespace_id=namespace.id, name=cmd.name,
+            location=location, table_id=table_id,
+        )
+        event = TableCreated(
+            table_id=table_id,
+            warehouse_id=warehouse.id,
+            namespace_id=namespace.id,
+            name=cmd.name,
+            metadata_location=metadata_location,
+            metadata=document,
+        )
+        await tx.append(event, expected_version=0)
+    return TableResult(metadata_location=metadata_location, metadata=document)

@@ -1,0 +1,132 @@
+"""Namespace use cases: create, update properties, drop."""
+
+from __future__ import annotations
+
+import uuid
+
+import msgspec
+
+from catalog_es.errors import (
+    AlreadyExistsError,
+    BadRequestError,
+    NamespaceNotEmptyError,
+    NoSuchNamespaceError,
+    UnprocessableEntityError,
+)
+from catalog_es.events import NamespaceCreated, NamespaceDropped, NamespacePropertiesUpdated
+from catalog_es.database import Connection
+from catalog_es.eventstore import EventMetadata
+from catalog_es.identifiers import Namespace, validate_name
+from catalog_es.locations import require_inside_warehouse
+from catalog_es.state import NamespaceRow
+from commands.context import CommandContext
+
+
+class CreateNamespace(msgspec.Struct, frozen=True):
+    warehouse_id: uuid.UUID
+    namespace: Namespace
+    properties: dict[str, str]
+    metadata: EventMetadata
+
+
+class UpdateNamespaceProperties(msgspec.Struct, frozen=True):
+    warehouse_id: uuid.UUID
+    namespace: Namespace
+    updates: dict[str, str]
+    removals: list[str]
+    metadata: EventMetadata
+
+
+class PropertiesUpdateSummary(msgspec.Struct, frozen=True):
+    updated: list[str]
+    removed: list[str]
+    missing: list[str]
+
+
+class DropNamespace(msgspec.Struct, frozen=True):
+    warehouse_id: uuid.UUID
+    namespace: Namespace
+    metadata: EventMetadata
+
+
+async def _existing(ctx: CommandContext, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace) -> NamespaceRow:
+    row = await ctx.state.namespace(conn, warehouse_id, namespace)
+    if row is None:
+        raise NoSuchNamespaceError(f"Namespace does not exist: {namespace}")
+    return row
+
+
+async def handle_create_namespace(cmd: CreateNamespace, ctx: CommandContext) -> dict[str, str]:
+    """Create a namespace below an existing parent; returns its stored properties.
+
+    Raises:
+        BadRequestError: invalid name or location.
+        NoSuchNamespaceError: the parent does not exist.
+        AlreadyExistsError: the namespace exists (in any case).
+    """
+    try:
+        if not cmd.namespace.parts:
+            raise ValueError("Namespace must have at least one level")
+        for part in cmd.namespace.parts:
+            validate_name(part, "namespace")
+    except ValueError as exc:
+        raise BadRequestError(str(exc)) from None
+    warehouse = await ctx.warehouse(cmd.warehouse_id)
+    namespace_id = ctx.ids.new_id()
+    properties = dict(cmd.properties)
+    if "location" in properties:
+        properties["location"] = require_inside_warehouse(properties["location"], warehouse.location)
+    else:
+        properties["location"] = f"{warehouse.location}/{namespace_id}"
+    async with ctx.store.transaction(cmd.metadata) as tx:
+        if await ctx.state.namespace(tx.conn, cmd.warehouse_id, cmd.namespace) is not None:
+            raise AlreadyExistsError(f"Namespace already exists: {cmd.namespace}")
+        parent = cmd.namespace.parent
+        if parent is not None and await ctx.state.namespace(tx.conn, cmd.warehouse_id, parent) is None:
+            raise NoSuchNamespaceError(f"Parent namespace does not exist: {parent}")
+        event = NamespaceCreated(
+            namespace_id=namespace_id,
+            warehouse_id=cmd.warehouse_id,
+            namespace=list(cmd.namespace.parts),
+            properties=properties,
+        )
+        await tx.append(event, expected_version=0)
+    return properties
+
+
+async def handle_update_namespace_properties(
+    cmd: UpdateNamespaceProperties, ctx: CommandContext
+) -> PropertiesUpdateSummary:
+    """Set and remove properties; reports what was updated, removed and missing.
+
+    Raises:
+        UnprocessableEntityError: a key is both set and removed.
+        NoSuchNamespaceError: the namespace does not exist.
+    """
+    both = set(cmd.updates) & set(cmd.removals)
+    if both:
+        raise UnprocessableEntityError(f"Properties are both updated and removed: {sorted(both)}")
+    async with ctx.store.transaction(cmd.metadata) as tx:
+        row = await _existing(ctx, tx.conn, cmd.warehouse_id, cmd.namespace)
+        removed = sorted(key for key in set(cmd.removals) if key in row.properties)
+        missing = sorted(key for key in set(cmd.removals) if key not in row.properties)
+        event = NamespacePropertiesUpdated(
+            namespace_id=row.id, warehouse_id=row.warehouse_id, updated=dict(cmd.updates), removed=removed
+        )
+        await tx.append(event, expected_version=row.version)
+    return PropertiesUpdateSummary(updated=sorted(cmd.updates), removed=removed, missing=missing)
+
+
+async def handle_drop_namespace(cmd: DropNamespace, ctx: CommandContext) -> None:
+    """Drop an empty namespace.
+
+    Raises:
+        NoSuchNamespaceError: it does not exist.
+        NamespaceNotEmptyError: it still holds tables or child namespaces.
+    """
+    async with ctx.store.transaction(cmd.metadata) as tx:
+        row = await _existing(ctx, tx.conn, cmd.warehouse_id, cmd.namespace)
+        if not await ctx.state.namespace_is_empty(tx.conn, row):
+            raise NamespaceNotEmptyError(f"Namespace is not empty: {cmd.namespace}")
+        event = NamespaceDropped(namespace_id=row.id, warehouse_id=row.warehouse_id)
+        await tx.append(event, expected_version=row.version)

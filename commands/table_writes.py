@@ -1,0 +1,91 @@
+"""Shared steps of table writes: the result shape, location checks, and metadata-file-then-append."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+
+import msgspec
+from pyiceberg.table.metadata import TableMetadata
+
+from catalog_es.database import Connection
+from catalog_es.errors import AlreadyExistsError, InvalidLocationError, NoSuchNamespaceError
+from catalog_es.events import Json
+from catalog_es.eventstore import EventMetadata, Transaction
+from catalog_es.identifiers import Namespace
+from catalog_es.locations import require_inside_warehouse
+from catalog_es.state import NamespaceRow, WarehouseRow
+from catalog_es.storage import WarehouseStorage
+from commands.context import CommandContext, off_loop
+
+
+class TableResult(msgspec.Struct, frozen=True):
+    """What a client gets back: the metadata, and where it is stored (None while only staged)."""
+
+    metadata_location: str | None
+    metadata: Json
+
+
+async def existing_namespace(
+    ctx: CommandContext, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace
+) -> NamespaceRow:
+    """Raises: NoSuchNamespaceError."""
+    row = await ctx.state.namespace(conn, warehouse_id, namespace)
+    if row is None:
+        raise NoSuchNamespaceError(f"Namespace does not exist: {namespace}")
+    return row
+
+
+async def claim_name_and_location(
+    ctx: CommandContext,
+    conn: Connection,
+    *,
+    warehouse: WarehouseRow,
+    namespace_id: uuid.UUID,
+    name: str,
+    location: str,
+    table_id: uuid.UUID,
+) -> None:
+    """Check that a new table's name is free and its location is its own.
+
+    Raises:
+        AlreadyExistsError: a table by that name (any case) or with that id exists.
+        InvalidLocationError: the location is outside the warehouse or overlaps another table.
+    """
+    if await ctx.state.table_name_taken(conn, namespace_id, name):
+        raise AlreadyExistsError(f"Table already exists: {name}")
+    if await ctx.state.table_id_taken(conn, table_id):
+        raise AlreadyExistsError(f"A table with uuid {table_id} already exists")
+    await claim_location(ctx, conn, warehouse=warehouse, location=location, table_id=table_id)
+
+
+async def claim_location(
+    ctx: CommandContext, conn: Connection, *, warehouse: WarehouseRow, location: str, table_id: uuid.UUID
+) -> None:
+    """Raises: InvalidLocationError, when outside the warehouse or overlapping another table."""
+    require_inside_warehouse(location, warehouse.location)
+    if await ctx.state.location_taken(conn, warehouse.id, location, except_table=table_id):
+        raise InvalidLocationError(f"Location {location} overlaps the location of another table")
+
+
+@asynccontextmanager
+async def metadata_written(
+    ctx: CommandContext,
+    storage: WarehouseStorage,
+    metadata_location: str,
+    metadata: TableMetadata,
+    event_metadata: EventMetadata,
+) -> AsyncIterator[Transaction]:
+    """Write the metadata file first (no lock held during IO), then open the append transaction.
+
+    If the transaction does not commit, the file is deleted again (best effort).
+    """
+    await off_loop(storage.write_metadata, metadata_location, metadata)
+    try:
+        async with ctx.store.transaction(event_metadata) as tx:
+            yield tx
+    except BaseException:
+        with suppress(Exception):
+            await off_loop(storage.delete_file, metadata_location)
+        raise

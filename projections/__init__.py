@@ -1,0 +1,1 @@
+"""Read models built from the event log, their queries, and the CloudEvents mapping."""

@@ -1,0 +1,113 @@
+"""Queries over the inline read models: warehouse resolution, namespaces, tables, listings."""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from typing import Any
+
+from catalog_es.database import Connection
+from catalog_es.identifiers import Namespace, name_key
+from catalog_es.locations import normalize_location
+from catalog_es.state import NamespaceRow, TableRow, WarehouseRow
+
+_WAREHOUSE = "SELECT id, project_id, name, location, storage_profile FROM warehouses"
+_NAMESPACE = "SELECT id, warehouse_id, parts, properties, version FROM namespaces"
+_TABLE = (
+    "SELECT t.id, t.warehouse_id, t.namespace_id, n.parts, t.name, t.location, t.metadata_location,"
+    " t.metadata, t.version FROM tables t JOIN namespaces n ON n.id = t.namespace_id"
+)
+
+
+def encode_page_token(key: str) -> str:
+    return base64.urlsafe_b64encode(key.encode()).decode()
+
+
+def decode_page_token(token: str | None) -> str:
+    """The key after which the page starts; an empty token is the first page."""
+    if not token:
+        return ""
+    try:
+        return base64.urlsafe_b64decode(token.encode()).decode()
+    except ValueError:
+        raise ValueError(f"Invalid page token: {token!r}") from None
+
+
+async def _one(conn: Connection, query: str, params: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    cursor = await conn.execute(query.encode(), params)
+    row: tuple[Any, ...] | None = await cursor.fetchone()
+    return row
+
+
+class CatalogReadModel:
+    """Implements `catalog_es.state.CatalogState` and the listing queries of the catalog API."""
+
+    async def project_exists(self, conn: Connection, project_id: uuid.UUID) -> bool:
+        return await _one(conn, "SELECT 1 FROM projects WHERE id = %s", (project_id,)) is not None
+
+    async def warehouse_by_name(self, conn: Connection, project_id: uuid.UUID, name: str) -> WarehouseRow | None:
+        row = await _one(conn, f"{_WAREHOUSE} WHERE project_id = %s AND name_key = %s", (project_id, name_key(name)))
+        return WarehouseRow(*row) if row else None
+
+    async def warehouse_by_id(self, conn: Connection, warehouse_id: uuid.UUID) -> WarehouseRow | None:
+        row = await _one(conn, f"{_WAREHOUSE} WHERE id = %s", (warehouse_id,))
+        return WarehouseRow(*row) if row else None
+
+    async def namespace(self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace) -> NamespaceRow | None:
+        row = await _one(conn, f"{_NAMESPACE} WHERE warehouse_id = %s AND key = %s", (warehouse_id, namespace.key))
+        return NamespaceRow(*row) if row else None
+
+    async def namespace_is_empty(self, conn: Connection, row: NamespaceRow) -> bool:
+        found = await _one(
+            conn,
+            "SELECT 1 WHERE EXISTS (SELECT 1 FROM tables WHERE namespace_id = %s)"
+            " OR EXISTS (SELECT 1 FROM namespaces WHERE warehouse_id = %s AND parent_key = %s)",
+            (row.id, row.warehouse_id, row.namespace.key),
+        )
+        return found is None
+
+    async def table(self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str) -> TableRow | None:
+        row = await _one(
+            conn,
+            f"{_TABLE} WHERE n.warehouse_id = %s AND n.key = %s AND t.name_key = %s",
+            (warehouse_id, namespace.key, name_key(name)),
+        )
+        return TableRow(*row) if row else None
+
+    async def table_id_taken(self, conn: Connection, table_id: uuid.UUID) -> bool:
+        return await _one(conn, "SELECT 1 FROM tables WHERE id = %s", (table_id,)) is not None
+
+    async def table_name_taken(self, conn: Connection, namespace_id: uuid.UUID, name: str) -> bool:
+        found = await _one(
+            conn, "SELECT 1 FROM tables WHERE namespace_id = %s AND name_key = %s", (namespace_id, name_key(name))
+        )
+        return found is not None
+
+    async def location_taken(
+        self, conn: Connection, warehouse_id: uuid.UUID, location: str, except_table: uuid.UUID | None = None
+    ) -> bool:
+        canonical = normalize_location(location)
+        found = await _one(
+            conn,
+            "SELECT 1 FROM tables WHERE warehouse_id = %s AND id IS DISTINCT FROM %s"
+            " AND (location = %s OR starts_with(location, %s) OR starts_with(%s, location || '/'))",
+            (warehouse_id, except_table, canonical, canonical.rstrip("/") + "/", canonical),
+        )
+        return found is not None
+
+    async def list_namespaces(
+        self, conn: Connection, warehouse_id: uuid.UUID, parent: Namespace | None, after: str, limit: int | None
+    ) -> list[list[str]]:
+        """Child namespaces of `parent` (top level when None), ordered by key, after the key `after`."""
+        cursor = await conn.execute(
+            f"{_NAMESPACE} WHERE warehouse_id = %s AND parent_key = %s AND key > %s ORDER BY key LIMIT %s".encode(),
+            (warehouse_id, parent.key if parent else "", after, limit),
+        )
+        return [NamespaceRow(*row).parts for row in await cursor.fetchall()]
+
+    async def list_tables(self, conn: Connection, namespace_id: uuid.UUID, after: str, limit: int | None) -> list[str]:
+        cursor = await conn.execute(
+            "SELECT name FROM tables WHERE namespace_id = %s AND name_key > %s ORDER BY name_key LIMIT %s",
+            (namespace_id, after, limit),
+        )
+        return [str(row[0]) for row in await cursor.fetchall()]
