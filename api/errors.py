@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import structlog
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
@@ -43,16 +45,18 @@ def error_response(status: int, type_name: str, message: str) -> Response[Iceber
 def _domain_status(exc: errors.CatalogError) -> tuple[int, str]:
     for cls in type(exc).__mro__:
         if cls in _DOMAIN:
-            return _DOMAIN[cls]  # type: ignore[index]
+            return _DOMAIN[cls]
     return 400, "BadRequestException"
 
 
-def handle_catalog_error(_: Request[object, object, object], exc: errors.CatalogError) -> Response[IcebergErrorResponse]:
+def handle_catalog_error(
+    _: Request[Any, Any, Any], exc: errors.CatalogError
+) -> Response[IcebergErrorResponse]:
     status, type_name = _domain_status(exc)
     return error_response(status, type_name, str(exc))
 
 
-def handle_http_exception(_: Request[object, object, object], exc: HTTPException) -> Response[IcebergErrorResponse]:
+def handle_http_exception(_: Request[Any, Any, Any], exc: HTTPException) -> Response[IcebergErrorResponse]:
     message = exc.detail
     if isinstance(exc, ValidationException) and exc.extra:
         message = f"{exc.detail}: {exc.extra}"
@@ -63,7 +67,7 @@ def handle_http_exception(_: Request[object, object, object], exc: HTTPException
     return response
 
 
-def handle_unexpected(_: Request[object, object, object], exc: Exception) -> Response[IcebergErrorResponse]:
+def handle_unexpected(_: Request[Any, Any, Any], exc: Exception) -> Response[IcebergErrorResponse]:
     _log.exception("unhandled error", exc_info=exc)
     return error_response(500, "ServiceFailureException", f"Internal error: {type(exc).__name__}")
 

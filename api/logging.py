@@ -49,6 +49,4 @@ class RequestIdMiddleware(ASGIMiddleware):
 
         with structlog.contextvars.bound_contextvars(request_id=request_id):
             await next_app(scope, receive, send_with_id)  # type: ignore[arg-type]
-            structlog.get_logger("catalog_es.http").info(
-                "request", method=scope.get("method"), path=scope.get("path")
-            )
+            structlog.get_logger("catalog_es.http").info("request", method=scope.get("method"), path=scope.get("path"))

@@ -38,7 +38,9 @@ async def bootstrap(dsn: str, settings: Settings) -> uuid.UUID:
     pool = await open_pool(dsn, min_size=1, max_size=1)
     try:
         clock, ids = SystemClock(), RandomIds()
-        store = EventStore(pool, clock=clock, ids=ids, source=settings.event_source, inline_projectors=[project_catalog])
+        store = EventStore(
+            pool, clock=clock, ids=ids, source=settings.event_source, inline_projectors=[project_catalog]
+        )
         ctx = CommandContext(store=store, state=CatalogReadModel(), clock=clock, ids=ids)
         command = EnsureDefaultWarehouse(
             warehouse_name=settings.default_warehouse,

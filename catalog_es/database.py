@@ -18,8 +18,6 @@ set_json_loads(msgspec.json.decode)
 
 async def open_pool(dsn: str, *, min_size: int = 2, max_size: int = 16) -> Pool:
     """Open an autocommit pool; writes use explicit transactions."""
-    pool: Pool = AsyncConnectionPool(
-        dsn, min_size=min_size, max_size=max_size, kwargs={"autocommit": True}, open=False
-    )
+    pool: Pool = AsyncConnectionPool(dsn, min_size=min_size, max_size=max_size, kwargs={"autocommit": True}, open=False)
     await pool.open(wait=True, timeout=30)
     return pool

@@ -126,8 +126,18 @@ class Transaction:
                 f"INSERT INTO catalog_events ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 [
                     (
-                        e.position, e.id, e.source, e.type, e.subject, e.time, e.datacontenttype,
-                        Jsonb(e.data), Jsonb(e.extensions), e.stream_id, e.stream_version, e.commit_id,
+                        e.position,
+                        e.id,
+                        e.source,
+                        e.type,
+                        e.subject,
+                        e.time,
+                        e.datacontenttype,
+                        Jsonb(e.data),
+                        Jsonb(e.extensions),
+                        e.stream_id,
+                        e.stream_version,
+                        e.commit_id,
                     )
                     for e in recorded
                 ],
@@ -197,8 +207,10 @@ async def read_events(
 ) -> list[RecordedEvent]:
     """Read events in log order from any connection (also a rebuild's)."""
     if last is not None:
-        query = f"SELECT * FROM (SELECT {_COLUMNS} FROM catalog_events WHERE global_position > %s"\
+        query = (
+            f"SELECT * FROM (SELECT {_COLUMNS} FROM catalog_events WHERE global_position > %s"
             " ORDER BY global_position DESC LIMIT %s) newest ORDER BY global_position"
+        )
         params: tuple[Any, ...] = (after, last)
     else:
         query = f"SELECT {_COLUMNS} FROM catalog_events WHERE global_position > %s ORDER BY global_position"

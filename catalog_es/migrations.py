@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 from importlib.resources import files
+from typing import Any
 
 import msgspec
 import psycopg

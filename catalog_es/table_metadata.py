@@ -61,17 +61,14 @@ def new_metadata(
     if spec_json is not None:
         # pyiceberg's PartitionField requires `field-id`, which the REST spec makes optional.
         spec_json["fields"] = [
-            {"field-id": _FIRST_PARTITION_FIELD_ID + i, **field}
-            for i, field in enumerate(spec_json.get("fields", []))
+            {"field-id": _FIRST_PARTITION_FIELD_ID + i, **field} for i, field in enumerate(spec_json.get("fields", []))
         ]
         spec_json.setdefault("spec-id", 0)
     try:
         parsed_schema = Schema.model_validate(schema)
         spec = PartitionSpec.model_validate(spec_json) if spec_json else UNPARTITIONED_PARTITION_SPEC
         order = SortOrder.model_validate(write_order) if write_order else UNSORTED_SORT_ORDER
-        metadata = new_table_metadata(
-            parsed_schema, spec, order, location, dict(properties), table_uuid=table_uuid
-        )
+        metadata = new_table_metadata(parsed_schema, spec, order, location, dict(properties), table_uuid=table_uuid)
     except (pydantic.ValidationError, ValueError) as exc:
         raise BadRequestError(f"Invalid table definition: {exc}") from None
     return metadata.model_copy(update={"last_updated_ms": last_updated_ms})
@@ -98,7 +95,7 @@ def commit(
         raise CommitFailedError(str(exc)) from None
     try:
         return update_table_metadata(
-            base_metadata=base if base is not None else MetastoreCatalog._empty_table_metadata(),  # noqa: SLF001
+            base_metadata=base if base is not None else MetastoreCatalog._empty_table_metadata(),
             updates=tuple(parsed_updates),
             enforce_validation=base is None,
             metadata_location=base_location,
@@ -109,7 +106,7 @@ def commit(
 
 def next_metadata_location(metadata: TableMetadata, previous_location: str | None) -> str:
     """`<location>/metadata/<version>-<uuid>.metadata.json`, numbered after the previous file."""
-    version = MetastoreCatalog._parse_metadata_version(previous_location) + 1 if previous_location else 0  # noqa: SLF001
+    version = MetastoreCatalog._parse_metadata_version(previous_location) + 1 if previous_location else 0
     provider = load_location_provider(metadata.location, metadata.properties)
     return provider.new_table_metadata_file_location(version)
 

@@ -89,8 +89,13 @@ async def _create(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow
     async with metadata_written(ctx, ctx.storage(warehouse), metadata_location, created, cmd.metadata) as tx:
         namespace = await existing_namespace(ctx, tx.conn, warehouse.id, cmd.namespace)
         await claim_name_and_location(
-            ctx, tx.conn, warehouse=warehouse, namespace_id=namespace.id, name=cmd.name,
-            location=created.location, table_id=table_id,
+            ctx,
+            tx.conn,
+            warehouse=warehouse,
+            namespace_id=namespace.id,
+            name=cmd.name,
+            location=created.location,
+            table_id=table_id,
         )
         event = TableCreated(
             table_id=table_id,

@@ -68,8 +68,13 @@ async def handle_create_table(cmd: CreateTable, ctx: CommandContext) -> TableRes
     document = metadata_to_json(metadata)
     async with metadata_written(ctx, storage, metadata_location, metadata, cmd.metadata) as tx:
         await claim_name_and_location(
-            ctx, tx.conn, warehouse=warehouse, namespace_id=namespace.id, name=cmd.name,
-            location=location, table_id=table_id,
+            ctx,
+            tx.conn,
+            warehouse=warehouse,
+            namespace_id=namespace.id,
+            name=cmd.name,
+            location=location,
+            table_id=table_id,
         )
         event = TableCreated(
             table_id=table_id,

@@ -6,6 +6,7 @@ import uuid
 
 import msgspec
 
+from catalog_es.database import Connection
 from catalog_es.errors import (
     AlreadyExistsError,
     BadRequestError,
@@ -14,7 +15,6 @@ from catalog_es.errors import (
     UnprocessableEntityError,
 )
 from catalog_es.events import NamespaceCreated, NamespaceDropped, NamespacePropertiesUpdated
-from catalog_es.database import Connection
 from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace, validate_name
 from catalog_es.locations import require_inside_warehouse
@@ -49,11 +49,23 @@ class DropNamespace(msgspec.Struct, frozen=True):
     metadata: EventMetadata
 
 
-async def _existing(ctx: CommandContext, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace) -> NamespaceRow:
+async def _existing(
+    ctx: CommandContext, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace
+) -> NamespaceRow:
     row = await ctx.state.namespace(conn, warehouse_id, namespace)
     if row is None:
         raise NoSuchNamespaceError(f"Namespace does not exist: {namespace}")
     return row
+
+
+def _validate(namespace: Namespace) -> None:
+    if not namespace.parts:
+        raise BadRequestError("Namespace must have at least one level")
+    try:
+        for part in namespace.parts:
+            validate_name(part, "namespace")
+    except ValueError as exc:
+        raise BadRequestError(str(exc)) from None
 
 
 async def handle_create_namespace(cmd: CreateNamespace, ctx: CommandContext) -> dict[str, str]:
@@ -64,13 +76,7 @@ async def handle_create_namespace(cmd: CreateNamespace, ctx: CommandContext) -> 
         NoSuchNamespaceError: the parent does not exist.
         AlreadyExistsError: the namespace exists (in any case).
     """
-    try:
-        if not cmd.namespace.parts:
-            raise ValueError("Namespace must have at least one level")
-        for part in cmd.namespace.parts:
-            validate_name(part, "namespace")
-    except ValueError as exc:
-        raise BadRequestError(str(exc)) from None
+    _validate(cmd.namespace)
     warehouse = await ctx.warehouse(cmd.warehouse_id)
     namespace_id = ctx.ids.new_id()
     properties = dict(cmd.properties)

@@ -122,8 +122,13 @@ async def handle_register_table(cmd: RegisterTable, ctx: CommandContext) -> Tabl
         table_id = existing.id if existing is not None else metadata.table_uuid
         if existing is None:
             await claim_name_and_location(
-                ctx, tx.conn, warehouse=warehouse, namespace_id=namespace.id, name=cmd.name,
-                location=metadata.location, table_id=table_id,
+                ctx,
+                tx.conn,
+                warehouse=warehouse,
+                namespace_id=namespace.id,
+                name=cmd.name,
+                location=metadata.location,
+                table_id=table_id,
             )
         event = TableRegistered(
             table_id=table_id,

@@ -50,8 +50,12 @@ async def _(event: WarehouseCreated, conn: Connection, version: int) -> None:
         "INSERT INTO warehouses (id, project_id, name, name_key, location, storage_profile)"
         " VALUES (%s, %s, %s, %s, %s, %s)",
         (
-            event.warehouse_id, event.project_id, event.name, name_key(event.name),
-            normalize_location(event.storage_profile["location"]), Jsonb(event.storage_profile),
+            event.warehouse_id,
+            event.project_id,
+            event.name,
+            name_key(event.name),
+            normalize_location(event.storage_profile["location"]),
+            Jsonb(event.storage_profile),
         ),
     )
 
@@ -64,8 +68,13 @@ async def _(event: NamespaceCreated, conn: Connection, version: int) -> None:
         "INSERT INTO namespaces (id, warehouse_id, parts, key, parent_key, properties, version)"
         " VALUES (%s, %s, %s, %s, %s, %s, %s)",
         (
-            event.namespace_id, event.warehouse_id, list(namespace.parts), namespace.key,
-            parent.key if parent else "", Jsonb(event.properties), version,
+            event.namespace_id,
+            event.warehouse_id,
+            list(namespace.parts),
+            namespace.key,
+            parent.key if parent else "",
+            Jsonb(event.properties),
+            version,
         ),
     )
 
@@ -91,8 +100,15 @@ async def _insert_table(conn: Connection, event: TableCreated | TableRegistered,
         " name_key = excluded.name_key, location = excluded.location,"
         " metadata_location = excluded.metadata_location, metadata = excluded.metadata, version = excluded.version",
         (
-            event.table_id, event.warehouse_id, event.namespace_id, event.name, name_key(event.name),
-            normalize_location(event.metadata["location"]), event.metadata_location, Jsonb(event.metadata), version,
+            event.table_id,
+            event.warehouse_id,
+            event.namespace_id,
+            event.name,
+            name_key(event.name),
+            normalize_location(event.metadata["location"]),
+            event.metadata_location,
+            Jsonb(event.metadata),
+            version,
         ),
     )
 
@@ -112,8 +128,11 @@ async def _(event: TableCommitted, conn: Connection, version: int) -> None:
     await conn.execute(
         "UPDATE tables SET location = %s, metadata_location = %s, metadata = %s, version = %s WHERE id = %s",
         (
-            normalize_location(event.metadata["location"]), event.metadata_location, Jsonb(event.metadata),
-            version, event.table_id,
+            normalize_location(event.metadata["location"]),
+            event.metadata_location,
+            Jsonb(event.metadata),
+            version,
+            event.table_id,
         ),
     )
 

@@ -66,7 +66,9 @@ class CatalogReadModel:
         )
         return found is None
 
-    async def table(self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str) -> TableRow | None:
+    async def table(
+        self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
+    ) -> TableRow | None:
         row = await _one(
             conn,
             f"{_TABLE} WHERE n.warehouse_id = %s AND n.key = %s AND t.name_key = %s",

@@ -33,7 +33,9 @@ from commands.namespaces import (
 from projections.catalog_queries import CatalogReadModel
 
 
-async def _load(conn: Connection, read_model: CatalogReadModel, warehouse: WarehouseRow, namespace: str) -> NamespaceRow:
+async def _load(
+    conn: Connection, read_model: CatalogReadModel, warehouse: WarehouseRow, namespace: str
+) -> NamespaceRow:
     ident = parse_namespace(namespace)
     row = await read_model.namespace(conn, warehouse.id, ident)
     if row is None:

@@ -1,0 +1,41 @@
+"""Shared fixtures: a real PostgreSQL (embedded by default, or CATALOG_ES_TEST_PG_DSN) and fresh databases."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from api.embedded import embedded_dsn
+
+
+@pytest.fixture(scope="session")
+def pg_admin_dsn(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A PostgreSQL server for the whole run: the one named by CATALOG_ES_TEST_PG_DSN, else an embedded one."""
+    external = os.environ.get("CATALOG_ES_TEST_PG_DSN")
+    if external:
+        return external
+    return embedded_dsn(tmp_path_factory.mktemp("embedded"))
+
+
+@pytest.fixture
+def pg_dsn(pg_admin_dsn: str) -> Iterator[str]:
+    """A new, empty database for one test, dropped afterwards."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    params = conninfo_to_dict(pg_admin_dsn)
+    params["dbname"] = name
+    yield make_conninfo(**params)
+    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"

@@ -1,0 +1,91 @@
+"""A running `catalog-es serve` process for end-to-end tests with real clients."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from msgspec import Struct
+
+CLI = [sys.executable, "-m", "api"]
+
+
+class RunningCatalog(Struct):
+    process: subprocess.Popen[bytes]
+    base_url: str
+    data_dir: Path
+    env: dict[str, str]
+
+    @property
+    def catalog_uri(self) -> str:
+        return f"{self.base_url}/catalog"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_catalog(data_dir: Path, env: dict[str, str], port: int | None = None) -> RunningCatalog:
+    """Start the server and wait until /health answers 200 (or fail with its output)."""
+    port = port or free_port()
+    log = (data_dir.parent / f"serve-{port}.log").open("ab")
+    process = subprocess.Popen(
+        [*CLI, "serve", "--data-dir", str(data_dir), "--port", str(port)],
+        env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    base_url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"catalog-es serve exited with {process.returncode}: {Path(log.name).read_text()}")
+        try:
+            if httpx.get(f"{base_url}/health", timeout=1).status_code == 200:
+                return RunningCatalog(process=process, base_url=base_url, data_dir=data_dir, env=env)
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    process.kill()
+    raise RuntimeError(f"catalog-es serve did not become healthy: {Path(log.name).read_text()}")
+
+
+def stop_catalog(catalog: RunningCatalog) -> int:
+    catalog.process.terminate()
+    return catalog.process.wait(timeout=30)
+
+
+@pytest.fixture
+def catalog(pg_dsn: str, tmp_path: Path) -> Iterator[RunningCatalog]:
+    """A server on a fresh database (external-DSN mode), data files under a temporary directory."""
+    env = {**os.environ, "CATALOG_ES__PG_DSN": pg_dsn}
+    running = start_catalog(tmp_path / "data", env)
+    yield running
+    stop_catalog(running)
+
+
+class RestApi(Struct):
+    """An HTTP client on `<base>/catalog/v1/` and the warehouse prefix that /config advertises."""
+
+    http: httpx.Client
+    prefix: str
+
+    def url(self, path: str) -> str:
+        """`path` below `/catalog/v1/{prefix}/`."""
+        return f"{self.prefix}/{path.lstrip('/')}"
+
+
+@pytest.fixture
+def rest(catalog: RunningCatalog) -> Iterator[RestApi]:
+    """Raw REST access to the running catalog's default warehouse `demo`."""
+    with httpx.Client(base_url=f"{catalog.catalog_uri}/v1/", timeout=30) as http:
+        config = http.get("config", params={"warehouse": "demo"})
+        assert config.status_code == 200, config.text
+        yield RestApi(http=http, prefix=config.json()["defaults"]["prefix"])
