@@ -11,6 +11,7 @@ import typer
 import uvicorn
 
 from api.app import create_app
+from api.encoded_slash import keep_encoded_slashes
 from api.logging import configure_logging
 from api.runtime import bootstrap, database_dsn, migrate
 from api.settings import Settings, load_settings
@@ -48,7 +49,11 @@ Connect Spark (conf keys):
 
 async def _serve(settings: Settings, dsn: str) -> None:
     config = uvicorn.Config(
-        create_app(settings, dsn), host=settings.host, port=settings.port, log_config=None, access_log=False
+        keep_encoded_slashes(create_app(settings, dsn)),
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        access_log=False,
     )
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve())

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import AsyncGenerator
 from typing import Any
+from urllib.parse import unquote
 
 from litestar import Request
 from litestar.datastructures import State
 from litestar.di import Provide
 
+from api.encoded_slash import decode_name
 from catalog_es.database import Connection
 from catalog_es.errors import BadRequestError, NoSuchWarehouseError
 from catalog_es.eventstore import EventMetadata
@@ -54,7 +57,16 @@ def parse_namespace(namespace: str) -> Namespace:
     """Raises: BadRequestError for an empty namespace segment."""
     if not namespace:
         raise BadRequestError("Namespace must not be empty")
-    return Namespace.from_path(namespace)
+    return Namespace(tuple(decode_name(part) for part in Namespace.from_path(namespace).parts))
+
+
+def parse_parent(parent: str) -> Namespace:
+    """The `parent` query parameter: the path encoding (parts percent-encoded, joined by 0x1F) as a value.
+
+    Clients encode the separator either raw or as `%1F` once more; both are accepted.
+    """
+    parts = re.split("\x1f|%1[fF]", parent)
+    return Namespace(tuple(unquote(part) for part in parts))
 
 
 DEPENDENCIES = {

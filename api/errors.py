@@ -49,9 +49,7 @@ def _domain_status(exc: errors.CatalogError) -> tuple[int, str]:
     return 400, "BadRequestException"
 
 
-def handle_catalog_error(
-    _: Request[Any, Any, Any], exc: errors.CatalogError
-) -> Response[IcebergErrorResponse]:
+def handle_catalog_error(_: Request[Any, Any, Any], exc: errors.CatalogError) -> Response[IcebergErrorResponse]:
     status, type_name = _domain_status(exc)
     return error_response(status, type_name, str(exc))
 

@@ -8,7 +8,7 @@ from litestar import Controller, delete, get, head, post
 from litestar.params import Parameter
 
 from api.catalog.paging import PageRequest
-from api.dependencies import parse_namespace
+from api.dependencies import parse_namespace, parse_parent
 from api.wire import (
     CreateNamespaceRequest,
     ListNamespacesResponse,
@@ -57,7 +57,7 @@ class NamespacesController(Controller):
         page_size: Annotated[int | None, Parameter(query="pageSize")] = None,
     ) -> ListNamespacesResponse:
         page = PageRequest.parse(page_token, page_size)
-        parent_ns = parse_namespace(parent) if parent else None
+        parent_ns = parse_parent(parent) if parent else None
         if parent_ns is not None and await read_model.namespace(conn, warehouse_row.id, parent_ns) is None:
             raise NoSuchNamespaceError(f"Namespace does not exist: {parent_ns}")
         rows = await read_model.list_namespaces(conn, warehouse_row.id, parent_ns, page.after, page.limit)

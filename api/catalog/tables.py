@@ -9,6 +9,7 @@ from litestar.params import Parameter
 
 from api.catalog.paging import PageRequest
 from api.dependencies import parse_namespace
+from api.encoded_slash import decode_name
 from api.wire import (
     CommitTableRequest,
     CommitTableResponse,
@@ -43,7 +44,7 @@ async def _load(
     conn: Connection, read_model: CatalogReadModel, warehouse: WarehouseRow, namespace: str, table: str
 ) -> TableRow:
     ident = parse_namespace(namespace)
-    row = await read_model.table(conn, warehouse.id, ident, table)
+    row = await read_model.table(conn, warehouse.id, ident, decode_name(table))
     if row is None:
         raise NoSuchTableError(f"Table does not exist: {ident}.{table}")
     return row
@@ -126,7 +127,7 @@ class TablesController(Controller):
         meta: EventMetadata,
     ) -> CommitTableResponse:
         command = CommitTable(
-            warehouse_row.id, parse_namespace(namespace), table, data.requirements, data.updates, meta
+            warehouse_row.id, parse_namespace(namespace), decode_name(table), data.requirements, data.updates, meta
         )
         result = await handle_commit_table(command, ctx)
         assert result.metadata_location is not None  # a commit always writes a metadata file
@@ -142,7 +143,7 @@ class TablesController(Controller):
         meta: EventMetadata,
         purge_requested: Annotated[bool, Parameter(query="purgeRequested")] = False,
     ) -> None:
-        command = DropTable(warehouse_row.id, parse_namespace(namespace), table, purge_requested, meta)
+        command = DropTable(warehouse_row.id, parse_namespace(namespace), decode_name(table), purge_requested, meta)
         await handle_drop_table(command, ctx)
 
     @post("/tables/{table:str}/metrics", status_code=204)

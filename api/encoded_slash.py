@@ -1,0 +1,34 @@
+"""Keep `%2F` inside a path segment: pyiceberg percent-encodes '/' in namespace and table names."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote
+
+from litestar.types import ASGIApp, Receive, Scope, Send
+
+# A private-use character stands in for an encoded slash between routing and the handlers.
+ENCODED_SLASH = "\ue000"
+_ENCODED_SLASH = re.compile(rb"%2f", re.IGNORECASE)
+
+
+def decode_name(segment: str) -> str:
+    """A name from a path segment, with its encoded slashes restored."""
+    return segment.replace(ENCODED_SLASH, "/")
+
+
+def keep_encoded_slashes(app: ASGIApp) -> ASGIApp:
+    """Wrap the app so routing sees `%2F` as part of a segment, not as a separator.
+
+    ASGI servers decode `scope["path"]` before the router sees it; the raw path still has `%2F`.
+    """
+
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        raw = scope.get("raw_path")
+        if raw and _ENCODED_SLASH.search(raw):
+            path = raw.split(b"?", 1)[0]
+            parts = [unquote(part.decode("latin-1"), encoding="utf-8") for part in _ENCODED_SLASH.split(path)]
+            scope = {**scope, "path": ENCODED_SLASH.join(parts)}  # type: ignore[assignment]
+        await app(scope, receive, send)
+
+    return wrapped
