@@ -39,13 +39,17 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 def _nested(environ: Mapping[str, str]) -> dict[str, Any]:
     tree: dict[str, Any] = {}
-    for name, value in environ.items():
+    for name, value in sorted(environ.items()):
         if not name.startswith(ENV_PREFIX):
             continue
         *parents, leaf = name.removeprefix(ENV_PREFIX).lower().split("__")
         node = tree
         for part in parents:
             node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise msgspec.ValidationError(f"{name} conflicts with {ENV_PREFIX}{part.upper()}")
+        if isinstance(node.get(leaf), dict):
+            raise msgspec.ValidationError(f"{name} is both a setting and a group of settings")
         node[leaf] = value
     return tree
 

@@ -8,9 +8,10 @@ from catalog_es.errors import InvalidLocationError
 
 
 def normalize_location(location: str) -> str:
-    """Canonical form: `file:/x`, `file://x` hosts aside, and `file:///x` are one location; no trailing '/'.
+    """Canonical form: `file:/x`, `file://localhost/x` and `file:///x` are one location; no trailing '/'.
 
     Spark's HadoopFileIO spells local paths `file:/abs/path` while pyiceberg writes `file:///abs/path`.
+    Doubled slashes collapse; `.` and `..` segments are refused, so text comparison is path comparison.
     """
     location = location.strip()
     if location.startswith("/"):
@@ -18,12 +19,15 @@ def normalize_location(location: str) -> str:
     parts = urlsplit(location)
     if not parts.scheme:
         raise InvalidLocationError(f"Location has no scheme: {location!r}")
+    segments = [segment for segment in parts.path.split("/") if segment]
+    if any(segment in (".", "..") for segment in segments):
+        raise InvalidLocationError(f"Location must not contain '.' or '..' segments: {location!r}")
+    path = "/" + "/".join(segments)
     if parts.scheme == "file":
         if parts.netloc not in ("", "localhost"):
             raise InvalidLocationError(f"File location must not name a host: {location!r}")
-        path = "/" + parts.path.strip("/")
-        return "file://" + path.rstrip("/") if path != "/" else "file:///"
-    return location.rstrip("/")
+        return "file://" + path
+    return f"{parts.scheme}://{parts.netloc}{path}".rstrip("/")
 
 
 def local_path(location: str) -> str:

@@ -29,7 +29,9 @@ def _parse(adapter: pydantic.TypeAdapter[_T], value: Any, what: str) -> _T:
     try:
         return adapter.validate_python(value)
     except pydantic.ValidationError as exc:
-        raise BadRequestError(f"Invalid {what}: {exc.errors(include_url=False)}") from None
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise BadRequestError(f"Invalid {what} at {where}: {first['msg']}") from None
 
 
 def metadata_to_json(metadata: TableMetadata) -> Json:

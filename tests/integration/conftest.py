@@ -1,0 +1,81 @@
+"""Integration fixtures: a migrated database and a factory for the whole write side on it.
+
+Async pools are bound to one event loop, so fixtures hand out factories that a test opens inside
+its own `asyncio.run(...)`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from api.runtime import migrate
+from catalog_es.clock import RandomIds, SystemClock
+from catalog_es.database import Pool, open_pool
+from catalog_es.eventstore import EventMetadata, EventStore, InlineProjector
+from commands.bootstrap import EnsureDefaultWarehouse, handle_ensure_default_warehouse
+from commands.context import CommandContext
+from projections.catalog_projector import project_catalog
+from projections.catalog_queries import CatalogReadModel
+
+META = EventMetadata(actor="tester", request_id="req-integration")
+
+
+@dataclass
+class Catalog:
+    """The write side over one database: pool, event store, command context and a bootstrapped warehouse."""
+
+    pool: Pool
+    store: EventStore
+    ctx: CommandContext
+    warehouse_id: uuid.UUID
+    warehouse_dir: Path
+
+
+OpenCatalog = Callable[..., AbstractAsyncContextManager[Catalog]]
+
+
+@pytest.fixture
+def migrated_dsn(pg_dsn: str) -> str:
+    asyncio.run(migrate(pg_dsn))
+    return pg_dsn
+
+
+@pytest.fixture
+def warehouse_dir(tmp_path: Path) -> Path:
+    return tmp_path / "warehouse"
+
+
+@pytest.fixture
+def open_catalog(migrated_dsn: str, warehouse_dir: Path) -> OpenCatalog:
+    """`async with open_catalog() as catalog:` inside a test's event loop (bootstrap=False: an empty log)."""
+
+    @asynccontextmanager
+    async def _open(
+        *,
+        state: CatalogReadModel | None = None,
+        bootstrap: bool = True,
+        max_size: int = 16,
+        projectors: Sequence[InlineProjector] = (project_catalog,),
+    ) -> AsyncIterator[Catalog]:
+        pool = await open_pool(migrated_dsn, min_size=1, max_size=max_size)
+        try:
+            clock, ids = SystemClock(), RandomIds()
+            store = EventStore(pool, clock=clock, ids=ids, inline_projectors=projectors)
+            ctx = CommandContext(store=store, state=state or CatalogReadModel(), clock=clock, ids=ids)
+            warehouse_id = uuid.UUID(int=0)
+            if bootstrap:
+                warehouse_id = await handle_ensure_default_warehouse(
+                    EnsureDefaultWarehouse(warehouse_name="demo", location=str(warehouse_dir), metadata=META), ctx
+                )
+            yield Catalog(pool=pool, store=store, ctx=ctx, warehouse_id=warehouse_id, warehouse_dir=warehouse_dir)
+        finally:
+            await pool.close()
+
+    return _open

@@ -1,0 +1,134 @@
+"""Every event type survives the trip to stored JSON and back."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+import msgspec
+import pytest
+
+from catalog_es.events import (
+    EVENT_TYPES,
+    Event,
+    NamespaceCreated,
+    NamespaceDropped,
+    NamespacePropertiesUpdated,
+    ProjectCreated,
+    TableCommitted,
+    TableCreated,
+    TableDropped,
+    TableRegistered,
+    TableRenamed,
+    WarehouseCreated,
+    decode_event,
+    event_data,
+)
+
+WAREHOUSE = uuid.UUID("00000000-0000-0000-0000-0000000000aa")
+NAMESPACE = uuid.UUID("00000000-0000-0000-0000-0000000000bb")
+TABLE = uuid.UUID("00000000-0000-0000-0000-0000000000cc")
+METADATA = {
+    "format-version": 2,
+    "table-uuid": str(TABLE),
+    "location": "file:///wh/t",
+    "last-sequence-number": 0,
+    "properties": {"k": "v"},
+    "snapshots": [{"snapshot-id": 9_007_199_254_740_993, "timestamp-ms": 1}],
+}
+
+SAMPLES: list[Event] = [
+    ProjectCreated(project_id=uuid.UUID(int=0), name="default"),
+    WarehouseCreated(
+        warehouse_id=WAREHOUSE,
+        project_id=uuid.UUID(int=0),
+        name="demo",
+        storage_profile={"type": "file", "location": "file:///wh"},
+    ),
+    NamespaceCreated(namespace_id=NAMESPACE, warehouse_id=WAREHOUSE, namespace=["a", "B"], properties={"owner": "me"}),
+    NamespacePropertiesUpdated(namespace_id=NAMESPACE, warehouse_id=WAREHOUSE, updated={"x": "1"}, removed=["y"]),
+    NamespaceDropped(namespace_id=NAMESPACE, warehouse_id=WAREHOUSE),
+    TableCreated(
+        table_id=TABLE,
+        warehouse_id=WAREHOUSE,
+        namespace_id=NAMESPACE,
+        name="Orders",
+        metadata_location="file:///wh/t/metadata/00000-x.metadata.json",
+        metadata=METADATA,
+        updates=[{"action": "set-properties", "updates": {"k": "v"}}],
+    ),
+    TableRegistered(
+        table_id=TABLE,
+        warehouse_id=WAREHOUSE,
+        namespace_id=NAMESPACE,
+        name="orders",
+        metadata_location="file:///wh/t/metadata/00003-x.metadata.json",
+        metadata=METADATA,
+    ),
+    TableCommitted(
+        table_id=TABLE,
+        warehouse_id=WAREHOUSE,
+        requirements=[{"type": "assert-table-uuid", "uuid": str(TABLE)}],
+        updates=[{"action": "remove-properties", "removals": ["k"]}],
+        previous_metadata_location="file:///wh/t/metadata/00000-x.metadata.json",
+        metadata_location="file:///wh/t/metadata/00001-x.metadata.json",
+        metadata=METADATA,
+    ),
+    TableRenamed(
+        table_id=TABLE,
+        warehouse_id=WAREHOUSE,
+        from_namespace_id=NAMESPACE,
+        from_name="orders",
+        namespace_id=uuid.UUID(int=5),
+        name="orders_v2",
+    ),
+    TableDropped(table_id=TABLE, warehouse_id=WAREHOUSE, purge_requested=True),
+]
+
+
+def test_samples_cover_every_event_type_when_types_are_registered():
+    assert {type(sample) for sample in SAMPLES} == set(EVENT_TYPES.values())
+
+
+def test_event_types_are_keyed_by_their_versioned_type_name_when_registered():
+    for type_name, cls in EVENT_TYPES.items():
+        assert cls.type_name == type_name
+        assert re.fullmatch(r"io\.catalog-es\.[a-z-]+\.[a-z-]+\.v\d+", type_name)
+
+
+@pytest.mark.parametrize("event", SAMPLES, ids=lambda event: type(event).__name__)
+def test_event_round_trips_when_stored_as_json_and_decoded(event):
+    stored = msgspec.json.decode(msgspec.json.encode(event_data(event)))
+    decoded = decode_event(event.type_name, stored)
+    assert decoded == event
+    assert type(decoded) is type(event)
+
+
+@pytest.mark.parametrize("event", SAMPLES, ids=lambda event: type(event).__name__)
+def test_event_data_is_json_builtins_with_string_ids_when_encoded(event):
+    data = event_data(event)
+    assert msgspec.json.decode(msgspec.json.encode(data)) == data
+    id_fields = [key for key in data if key.endswith("_id")]
+    assert id_fields
+    assert all(isinstance(data[key], str) for key in id_fields)
+
+
+@pytest.mark.parametrize("event", SAMPLES, ids=lambda event: type(event).__name__)
+def test_stream_id_names_kind_and_entity_when_event_is_built(event):
+    assert event.stream_id == f"{event.stream_kind}-{event.entity_id}"
+
+
+def test_table_created_defaults_updates_when_payload_has_none():
+    data = event_data(SAMPLES[5])
+    del data["updates"]
+    assert decode_event(TableCreated.type_name, data).updates == []
+
+
+def test_decode_event_raises_when_type_is_unknown():
+    with pytest.raises(ValueError, match="Unknown event type"):
+        decode_event("io.catalog-es.nothing.v1", {})
+
+
+def test_decode_event_raises_when_payload_misses_a_field():
+    with pytest.raises(msgspec.ValidationError):
+        decode_event(ProjectCreated.type_name, {"name": "x"})
