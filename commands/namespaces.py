@@ -107,17 +107,22 @@ async def handle_update_namespace_properties(
 
     Raises:
         UnprocessableEntityError: a key is both set and removed.
+        InvalidLocationError: a new `location` outside the warehouse.
         NoSuchNamespaceError: the namespace does not exist.
     """
     both = set(cmd.updates) & set(cmd.removals)
     if both:
         raise UnprocessableEntityError(f"Properties are both updated and removed: {sorted(both)}")
+    updates = dict(cmd.updates)
+    if "location" in updates:
+        warehouse = await ctx.warehouse(cmd.warehouse_id)
+        updates["location"] = require_inside_warehouse(updates["location"], warehouse.location)
     async with ctx.store.transaction(cmd.metadata) as tx:
         row = await _existing(ctx, tx.conn, cmd.warehouse_id, cmd.namespace)
         removed = sorted(key for key in set(cmd.removals) if key in row.properties)
         missing = sorted(key for key in set(cmd.removals) if key not in row.properties)
         event = NamespacePropertiesUpdated(
-            namespace_id=row.id, warehouse_id=row.warehouse_id, updated=dict(cmd.updates), removed=removed
+            namespace_id=row.id, warehouse_id=row.warehouse_id, updated=updates, removed=removed
         )
         await tx.append(event, expected_version=row.version)
     return PropertiesUpdateSummary(updated=sorted(cmd.updates), removed=removed, missing=missing)

@@ -40,7 +40,9 @@ def start_catalog(data_dir: Path, env: dict[str, str], port: int | None = None) 
     log = (data_dir.parent / f"serve-{port}.log").open("ab")
     process = subprocess.Popen(
         [*CLI, "serve", "--data-dir", str(data_dir), "--port", str(port)],
-        env=env, stdout=log, stderr=subprocess.STDOUT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     base_url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60

@@ -30,7 +30,10 @@ def _postgres_processes(data_dir: Path) -> list[psutil.Process]:
 def _tail(data_dir: Path, *args: str) -> list[dict[str, object]]:
     result = subprocess.run(
         [*CLI, "events", "tail", "--data-dir", str(data_dir), *args],
-        env=_embedded_env(), capture_output=True, check=True, timeout=120,
+        env=_embedded_env(),
+        capture_output=True,
+        check=True,
+        timeout=120,
     )
     return [json.loads(line) for line in result.stdout.decode().splitlines()]
 

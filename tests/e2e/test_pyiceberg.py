@@ -102,9 +102,7 @@ def test_nested_namespaces_are_listed_per_level_when_created_with_properties(ice
 
 
 def test_namespace_listing_follows_pages_when_page_size_is_small(catalog: RunningCatalog) -> None:
-    paged = load_catalog(
-        "x", type="rest", uri=catalog.catalog_uri, warehouse="demo", **{"rest-page-size": "2"}
-    )
+    paged = load_catalog("x", type="rest", uri=catalog.catalog_uri, warehouse="demo", **{"rest-page-size": "2"})
     names = [f"ns{i}" for i in range(5)]
     for name in names:
         paged.create_namespace(name)
@@ -236,6 +234,16 @@ def test_rename_moves_table_across_namespaces_when_destination_exists(ice: Catal
     assert ice.list_tables("archive") == [("archive", "sales_2024")]
 
 
+def test_rename_raises_already_exists_when_destination_name_is_taken(ice: Catalog, sales: Table) -> None:
+    other = ice.create_table("shop.other", schema=SCHEMA)
+
+    with pytest.raises(TableAlreadyExistsError):
+        ice.rename_table("shop.sales", "shop.OTHER")
+
+    assert ice.load_table("shop.sales").metadata.table_uuid == sales.metadata.table_uuid
+    assert ice.load_table("shop.other").metadata.table_uuid == other.metadata.table_uuid
+
+
 def test_table_names_are_case_insensitive_but_case_preserving_when_created_mixed_case(ice: Catalog) -> None:
     ice.create_namespace("shop")
     created = ice.create_table("shop.Foo", schema=SCHEMA)
@@ -254,15 +262,15 @@ def test_register_table_restores_data_when_table_was_dropped_without_purge(ice: 
     ice.drop_table("shop.sales")
     assert not ice.table_exists("shop.sales")
 
-    registered = ice.register_table("shop.sales_restored", metadata_location)
+    registered = ice.register_table("shop.sales", metadata_location)
 
     assert registered.metadata_location == metadata_location
-    loaded = ice.load_table("shop.sales_restored")
+    loaded = ice.load_table("shop.sales")
     assert loaded.metadata.table_uuid == sales.metadata.table_uuid
     assert read_sorted(loaded) == rows().to_pylist()
     # and it accepts new commits
     loaded.append(rows())
-    assert len(ice.load_table("shop.sales_restored").scan().to_arrow()) == 2 * rows().num_rows
+    assert len(ice.load_table("shop.sales").scan().to_arrow()) == 2 * rows().num_rows
 
 
 def test_register_table_raises_already_exists_when_name_is_taken(ice: Catalog, sales: Table) -> None:
