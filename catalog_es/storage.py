@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import msgspec
 import pyarrow.fs as pafs
 from pyiceberg.io import load_file_io
-from pyiceberg.serializers import FromInputFile, ToOutputFile
-from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.serializers import Compressor
 
+from catalog_es.events import Json
 from catalog_es.locations import normalize_location
 
 
@@ -21,13 +22,18 @@ class WarehouseStorage:
     def __init__(self, properties: dict[str, str] | None = None) -> None:
         self._properties = dict(properties or {})
 
-    def write_metadata(self, location: str, metadata: TableMetadata) -> None:
-        io = load_file_io(self._properties, location)
-        ToOutputFile.table_metadata(metadata, io.new_output(location), overwrite=False)
+    def write_metadata(self, location: str, document: Json) -> None:
+        """Write a new metadata file; never overwrites (a name is used once)."""
+        output = load_file_io(self._properties, location).new_output(location)
+        with output.create(overwrite=False) as stream:
+            stream.write(Compressor.get_compressor(location).bytes_compressor()(msgspec.json.encode(document)))
 
-    def read_metadata(self, location: str) -> TableMetadata:
+    def read_metadata(self, location: str) -> Json:
+        """The metadata document as stored (gzip-compressed files too)."""
         io = load_file_io(self._properties, location)
-        return FromInputFile.table_metadata(io.new_input(location))
+        with io.new_input(location).open() as stream:
+            document: Json = msgspec.json.decode(Compressor.get_compressor(location).stream_decompressor(stream).read())
+        return document
 
     def delete_file(self, location: str) -> None:
         load_file_io(self._properties, location).delete(location)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import uuid
 from typing import Any, TypeVar
 
-import msgspec
 import pydantic
 from pyiceberg.catalog import MetastoreCatalog
 from pyiceberg.exceptions import CommitFailedException
@@ -14,13 +13,14 @@ from pyiceberg.schema import Schema
 from pyiceberg.table.locations import load_location_provider
 from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil, new_table_metadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
-from pyiceberg.table.update import TableRequirement, TableUpdate, update_table_metadata
+from pyiceberg.table.update import TableRequirement, update_table_metadata
 
+from catalog_es.encryption_keys import KEY_ID_PROPERTY, AnyTableUpdate, KeyedTableMetadataV3
 from catalog_es.errors import BadRequestError, CommitFailedError
 from catalog_es.events import Json
 
 _REQUIREMENTS = pydantic.TypeAdapter(list[TableRequirement])
-_UPDATES = pydantic.TypeAdapter(list[TableUpdate])
+_UPDATES = pydantic.TypeAdapter(list[AnyTableUpdate])
 _FIRST_PARTITION_FIELD_ID = 1000
 _T = TypeVar("_T")
 
@@ -35,13 +35,23 @@ def _parse(adapter: pydantic.TypeAdapter[_T], value: Any, what: str) -> _T:
 
 
 def metadata_to_json(metadata: TableMetadata) -> Json:
-    """The metadata exactly as written to the metadata file."""
-    document: Json = msgspec.json.decode(metadata.model_dump_json())
+    """The metadata as written to the metadata file.
+
+    Not `model_dump_json`: pyiceberg 0.12 refuses it for format version 3, while the catalog only
+    needs the document (engines write v3 data themselves).
+    """
+    document: Json = metadata.model_dump(mode="json")
     return document
 
 
 def parse_metadata(document: Json) -> TableMetadata:
-    return TableMetadataUtil.parse_obj(document)
+    """Raises: BadRequestError when the document is not valid table metadata."""
+    try:
+        if document.get("format-version") == 3:
+            return KeyedTableMetadataV3.model_validate(document)
+        return TableMetadataUtil.parse_obj(document)
+    except (pydantic.ValidationError, ValueError) as exc:
+        raise BadRequestError(f"Invalid table metadata: {exc}") from None
 
 
 def new_metadata(
@@ -96,14 +106,18 @@ def commit(
     except CommitFailedException as exc:
         raise CommitFailedError(str(exc)) from None
     try:
-        return update_table_metadata(
+        updated = update_table_metadata(
             base_metadata=base if base is not None else MetastoreCatalog._empty_table_metadata(),
-            updates=tuple(parsed_updates),
+            updates=tuple(parsed_updates),  # type: ignore[arg-type] # encryption-key updates are registered
             enforce_validation=base is None,
             metadata_location=base_location,
         )
     except (pydantic.ValidationError, ValueError) as exc:
         raise BadRequestError(f"Cannot apply updates: {exc}") from None
+    key_id = base.properties.get(KEY_ID_PROPERTY) if base is not None else None
+    if key_id is not None and updated.properties.get(KEY_ID_PROPERTY) != key_id:
+        raise BadRequestError(f"{KEY_ID_PROPERTY} cannot be changed or removed")
+    return updated
 
 
 def next_metadata_location(metadata: TableMetadata, previous_location: str | None) -> str:

@@ -63,7 +63,7 @@ async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow
     metadata_location = next_metadata_location(updated, current.metadata_location)
     document = metadata_to_json(updated)
     try:
-        async with metadata_written(ctx, ctx.storage(warehouse), metadata_location, updated, cmd.metadata) as tx:
+        async with metadata_written(ctx, ctx.storage(warehouse), metadata_location, document, cmd.metadata) as tx:
             if updated.location != base.location:
                 await claim_location(ctx, tx.conn, warehouse=warehouse, location=updated.location, table_id=current.id)
             event = TableCommitted(
@@ -86,7 +86,7 @@ async def _create(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow
     metadata_location = next_metadata_location(created, None)
     document = metadata_to_json(created)
     table_id = created.table_uuid
-    async with metadata_written(ctx, ctx.storage(warehouse), metadata_location, created, cmd.metadata) as tx:
+    async with metadata_written(ctx, ctx.storage(warehouse), metadata_location, document, cmd.metadata) as tx:
         namespace = await existing_namespace(ctx, tx.conn, warehouse.id, cmd.namespace)
         await claim_name_and_location(
             ctx,

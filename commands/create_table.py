@@ -66,7 +66,7 @@ async def handle_create_table(cmd: CreateTable, ctx: CommandContext) -> TableRes
         return TableResult(metadata_location=None, metadata=metadata_to_json(metadata))
     metadata_location = next_metadata_location(metadata, None)
     document = metadata_to_json(metadata)
-    async with metadata_written(ctx, storage, metadata_location, metadata, cmd.metadata) as tx:
+    async with metadata_written(ctx, storage, metadata_location, document, cmd.metadata) as tx:
         await claim_name_and_location(
             ctx,
             tx.conn,

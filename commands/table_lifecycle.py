@@ -12,7 +12,7 @@ from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace, validate_name
 from catalog_es.locations import require_inside_warehouse
 from catalog_es.state import TableRow
-from catalog_es.table_metadata import metadata_to_json
+from catalog_es.table_metadata import parse_metadata
 from commands.context import CommandContext, off_loop
 from commands.table_writes import TableResult, claim_name_and_location, existing_namespace
 
@@ -110,10 +110,10 @@ async def handle_register_table(cmd: RegisterTable, ctx: CommandContext) -> Tabl
     warehouse = await ctx.warehouse(cmd.warehouse_id)
     require_inside_warehouse(cmd.metadata_location, warehouse.location)
     try:
-        metadata = await off_loop(ctx.storage(warehouse).read_metadata, cmd.metadata_location)
+        document = await off_loop(ctx.storage(warehouse).read_metadata, cmd.metadata_location)
     except (OSError, ValueError) as exc:
         raise BadRequestError(f"Cannot read metadata file {cmd.metadata_location}: {exc}") from None
-    document = metadata_to_json(metadata)
+    metadata = parse_metadata(document)
     async with ctx.store.transaction(cmd.metadata) as tx:
         namespace = await existing_namespace(ctx, tx.conn, cmd.warehouse_id, cmd.namespace)
         existing: TableRow | None = await ctx.state.table(tx.conn, cmd.warehouse_id, cmd.namespace, cmd.name)

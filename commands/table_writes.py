@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 
 import msgspec
-from pyiceberg.table.metadata import TableMetadata
 
 from catalog_es.database import Connection
 from catalog_es.errors import AlreadyExistsError, InvalidLocationError, NoSuchNamespaceError
@@ -74,14 +73,14 @@ async def metadata_written(
     ctx: CommandContext,
     storage: WarehouseStorage,
     metadata_location: str,
-    metadata: TableMetadata,
+    document: Json,
     event_metadata: EventMetadata,
 ) -> AsyncIterator[Transaction]:
     """Write the metadata file first (no lock held during IO), then open the append transaction.
 
     If the transaction does not commit, the file is deleted again (best effort).
     """
-    await off_loop(storage.write_metadata, metadata_location, metadata)
+    await off_loop(storage.write_metadata, metadata_location, document)
     try:
         async with ctx.store.transaction(event_metadata) as tx:
             yield tx
