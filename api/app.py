@@ -10,7 +10,7 @@ from litestar.openapi import OpenAPIConfig
 
 from api.catalog.config import get_config
 from api.catalog.namespaces import NamespacesController
-from api.catalog.tables import TablesController, rename_table
+from api.catalog.tables import TablesController, commit_transaction, rename_table
 from api.dependencies import DEPENDENCIES
 from api.errors import EXCEPTION_HANDLERS
 from api.health import health
@@ -42,11 +42,12 @@ def create_app(settings: Settings, dsn: str) -> Litestar:
             await pool.close()
 
     return Litestar(
-        route_handlers=[health, get_config, NamespacesController, TablesController, rename_table],
+        route_handlers=[health, get_config, NamespacesController, TablesController, rename_table, commit_transaction],
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         middleware=[RequestIdMiddleware()],
         lifespan=[lifespan],
         openapi_config=OpenAPIConfig(title="catalog-es", version="0.1.0", path="/docs"),
         logging_config=None,
+        request_max_body_size=settings.max_request_body_bytes,
     )

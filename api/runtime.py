@@ -14,9 +14,10 @@ from commands.bootstrap import EnsureDefaultWarehouse, handle_ensure_default_war
 from commands.context import CommandContext
 from projections.catalog_projector import project_catalog
 from projections.catalog_queries import CatalogReadModel
+from projections.metrics_reports import METRICS_MIGRATIONS
 from projections.read_model_migrations import READ_MODEL_MIGRATIONS
 
-ALL_MIGRATIONS = (*EVENT_STORE_MIGRATIONS, *READ_MODEL_MIGRATIONS)
+ALL_MIGRATIONS = (*EVENT_STORE_MIGRATIONS, *READ_MODEL_MIGRATIONS, *METRICS_MIGRATIONS)
 
 
 def database_dsn(settings: Settings) -> str:

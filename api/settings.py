@@ -23,6 +23,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     event_source: str = "/catalog-es"
     log_level: str = "info"
     log_json: bool = True
+    max_request_body_bytes: int = 10_000_000
 
     @property
     def data_path(self) -> Path:

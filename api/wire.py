@@ -103,3 +103,7 @@ class RegisterTableRequest(Wire):
     name: str
     metadata_location: str
     overwrite: bool = False
+
+
+class CommitTransactionRequest(Wire):
+    table_changes: list[CommitTableRequest]

@@ -8,7 +8,7 @@ import msgspec
 
 from catalog_es.errors import CommitFailedError, NoSuchTableError
 from catalog_es.events import Json, TableCommitted, TableCreated
-from catalog_es.eventstore import EventMetadata, StreamVersionConflictError
+from catalog_es.eventstore import EventMetadata, StreamVersionConflictError, Transaction
 from catalog_es.identifiers import Namespace
 from catalog_es.state import TableRow, WarehouseRow
 from catalog_es.table_metadata import commit, metadata_to_json, next_metadata_location, parse_metadata
@@ -55,30 +55,75 @@ async def handle_commit_table(cmd: CommitTable, ctx: CommandContext) -> TableRes
     return await _commit(cmd, ctx, warehouse, current)
 
 
-async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow, current: TableRow) -> TableResult:
+class PreparedCommit(msgspec.Struct, frozen=True):
+    """A decided commit to an existing table, ready to be written and appended."""
+
+    current: TableRow
+    requirements: list[Json]
+    updates: list[Json]
+    location_changed: bool
+    metadata_location: str
+    document: Json
+
+    def event(self) -> TableCommitted:
+        return TableCommitted(
+            table_id=self.current.id,
+            warehouse_id=self.current.warehouse_id,
+            requirements=self.requirements,
+            updates=self.updates,
+            previous_metadata_location=self.current.metadata_location,
+            metadata_location=self.metadata_location,
+            metadata=self.document,
+        )
+
+
+def prepare_commit(current: TableRow, requirements: list[Json], updates: list[Json]) -> PreparedCommit | None:
+    """Decide a commit to `current`; None when it changes nothing.
+
+    Raises:
+        CommitFailedError: a requirement does not hold.
+        BadRequestError: an update is unknown or invalid.
+    """
     base = parse_metadata(current.metadata)
-    updated = commit(base, current.metadata_location, cmd.requirements, cmd.updates)
+    updated = commit(base, current.metadata_location, requirements, updates)
     if updated == base:
+        return None
+    return PreparedCommit(
+        current=current,
+        requirements=requirements,
+        updates=updates,
+        location_changed=updated.location != base.location,
+        metadata_location=next_metadata_location(updated, current.metadata_location),
+        document=metadata_to_json(updated),
+    )
+
+
+async def append_commit(
+    ctx: CommandContext, tx: Transaction, warehouse: WarehouseRow, prepared: PreparedCommit
+) -> None:
+    """Append the commit if the table is still at the version it was decided on.
+
+    Raises:
+        StreamVersionConflictError: a concurrent commit won.
+        InvalidLocationError: a new location is outside the warehouse or taken.
+    """
+    if prepared.location_changed:
+        location = prepared.document["location"]
+        await claim_location(ctx, tx.conn, warehouse=warehouse, location=location, table_id=prepared.current.id)
+    await tx.append(prepared.event(), expected_version=prepared.current.version)
+
+
+async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow, current: TableRow) -> TableResult:
+    prepared = prepare_commit(current, cmd.requirements, cmd.updates)
+    if prepared is None:
         return TableResult(metadata_location=current.metadata_location, metadata=current.metadata)
-    metadata_location = next_metadata_location(updated, current.metadata_location)
-    document = metadata_to_json(updated)
+    storage = ctx.storage(warehouse)
     try:
-        async with metadata_written(ctx, ctx.storage(warehouse), metadata_location, document, cmd.metadata) as tx:
-            if updated.location != base.location:
-                await claim_location(ctx, tx.conn, warehouse=warehouse, location=updated.location, table_id=current.id)
-            event = TableCommitted(
-                table_id=current.id,
-                warehouse_id=warehouse.id,
-                requirements=cmd.requirements,
-                updates=cmd.updates,
-                previous_metadata_location=current.metadata_location,
-                metadata_location=metadata_location,
-                metadata=document,
-            )
-            await tx.append(event, expected_version=current.version)
+        async with metadata_written(ctx, storage, prepared.metadata_location, prepared.document, cmd.metadata) as tx:
+            await append_commit(ctx, tx, warehouse, prepared)
     except StreamVersionConflictError:
         raise CommitFailedError(f"Table {cmd.namespace}.{cmd.name} was changed concurrently") from None
-    return TableResult(metadata_location=metadata_location, metadata=document)
+    return TableResult(metadata_location=prepared.metadata_location, metadata=prepared.document)
 
 
 async def _create(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow) -> TableResult:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 
 import msgspec
@@ -80,11 +80,27 @@ async def metadata_written(
 
     If the transaction does not commit, the file is deleted again (best effort).
     """
-    await off_loop(storage.write_metadata, metadata_location, document)
+    async with metadata_files_written(ctx, storage, [(metadata_location, document)], event_metadata) as tx:
+        yield tx
+
+
+@asynccontextmanager
+async def metadata_files_written(
+    ctx: CommandContext,
+    storage: WarehouseStorage,
+    files: Sequence[tuple[str, Json]],
+    event_metadata: EventMetadata,
+) -> AsyncIterator[Transaction]:
+    """`metadata_written` for several files: all are written before, and deleted unless, the commit."""
+    written: list[str] = []
     try:
+        for location, document in files:
+            await off_loop(storage.write_metadata, location, document)
+            written.append(location)
         async with ctx.store.transaction(event_metadata) as tx:
             yield tx
     except BaseException:
-        with suppress(Exception):
-            await off_loop(storage.delete_file, metadata_location)
+        for location in written:
+            with suppress(Exception):
+                await off_loop(storage.delete_file, location)
         raise

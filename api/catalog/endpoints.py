@@ -16,4 +16,5 @@ IMPLEMENTED_ENDPOINTS = [
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
     "POST /v1/{prefix}/namespaces/{namespace}/register",
     "POST /v1/{prefix}/tables/rename",
+    "POST /v1/{prefix}/transactions/commit",
 ]

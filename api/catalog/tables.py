@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from litestar import Controller, delete, get, head, post
+from litestar import Controller, Response, delete, get, head, post
 from litestar.params import Parameter
 
+from api.catalog.etags import etag, etag_header
 from api.catalog.paging import PageRequest
 from api.dependencies import parse_namespace
 from api.encoded_slash import decode_name
 from api.wire import (
     CommitTableRequest,
     CommitTableResponse,
+    CommitTransactionRequest,
     CreateTableRequest,
     ListTablesResponse,
     LoadTableResult,
@@ -21,12 +23,13 @@ from api.wire import (
     TableIdentifier,
 )
 from catalog_es.database import Connection
-from catalog_es.errors import NoSuchNamespaceError, NoSuchTableError
+from catalog_es.errors import BadRequestError, NoSuchNamespaceError, NoSuchTableError
 from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace, name_key
 from catalog_es.state import TableRow, WarehouseRow
 from catalog_es.table_metadata import only_referenced_snapshots
 from commands.commit_table import CommitTable, handle_commit_table
+from commands.commit_transaction import CommitTransaction, TableChange, handle_commit_transaction
 from commands.context import CommandContext
 from commands.create_table import CreateTable, handle_create_table
 from commands.table_lifecycle import (
@@ -38,6 +41,7 @@ from commands.table_lifecycle import (
     handle_rename_table,
 )
 from projections.catalog_queries import CatalogReadModel
+from projections.metrics_reports import record_metrics_report
 
 
 async def _load(
@@ -80,7 +84,7 @@ class TablesController(Controller):
         ctx: CommandContext,
         warehouse_row: WarehouseRow,
         meta: EventMetadata,
-    ) -> LoadTableResult:
+    ) -> Response[LoadTableResult]:
         command = CreateTable(
             warehouse_id=warehouse_row.id,
             namespace=parse_namespace(namespace),
@@ -94,7 +98,8 @@ class TablesController(Controller):
             stage_create=data.stage_create,
         )
         result = await handle_create_table(command, ctx)
-        return LoadTableResult(metadata=result.metadata, metadata_location=result.metadata_location)
+        loaded = LoadTableResult(metadata=result.metadata, metadata_location=result.metadata_location)
+        return Response(loaded, headers=etag_header(result.metadata_location))
 
     @get("/tables/{table:str}")
     async def load_table(
@@ -105,10 +110,15 @@ class TablesController(Controller):
         read_model: CatalogReadModel,
         warehouse_row: WarehouseRow,
         snapshots: Literal["all", "refs"] = "all",
-    ) -> LoadTableResult:
+        if_none_match: Annotated[str | None, Parameter(header="If-None-Match")] = None,
+    ) -> Response[LoadTableResult | None]:
         row = await _load(conn, read_model, warehouse_row, namespace, table)
+        tag = etag(row.metadata_location, snapshots)
+        if if_none_match is not None and tag in (part.strip() for part in if_none_match.split(",")):
+            return Response(None, status_code=304, headers={"ETag": tag})
         metadata: dict[str, Any] = row.metadata if snapshots == "all" else only_referenced_snapshots(row.metadata)
-        return LoadTableResult(metadata=metadata, metadata_location=row.metadata_location)
+        result = LoadTableResult(metadata=metadata, metadata_location=row.metadata_location)
+        return Response(result, headers={"ETag": tag})
 
     @head("/tables/{table:str}", status_code=204)
     async def table_exists(
@@ -125,13 +135,14 @@ class TablesController(Controller):
         ctx: CommandContext,
         warehouse_row: WarehouseRow,
         meta: EventMetadata,
-    ) -> CommitTableResponse:
+    ) -> Response[CommitTableResponse]:
         command = CommitTable(
             warehouse_row.id, parse_namespace(namespace), decode_name(table), data.requirements, data.updates, meta
         )
         result = await handle_commit_table(command, ctx)
         assert result.metadata_location is not None  # a commit always writes a metadata file
-        return CommitTableResponse(metadata_location=result.metadata_location, metadata=result.metadata)
+        committed = CommitTableResponse(metadata_location=result.metadata_location, metadata=result.metadata)
+        return Response(committed, headers=etag_header(result.metadata_location))
 
     @delete("/tables/{table:str}", status_code=204)
     async def drop_table(
@@ -147,9 +158,18 @@ class TablesController(Controller):
         await handle_drop_table(command, ctx)
 
     @post("/tables/{table:str}/metrics", status_code=204)
-    async def report_metrics(self, namespace: str, table: str, data: dict[str, Any]) -> None:
-        """Accepted and not stored (as Lakekeeper); a metrics sink comes with the full REST surface."""
-        del namespace, table, data
+    async def report_metrics(
+        self,
+        namespace: str,
+        table: str,
+        data: dict[str, Any],
+        conn: Connection,
+        read_model: CatalogReadModel,
+        warehouse_row: WarehouseRow,
+    ) -> None:
+        """Keep the report (ScanReport, CommitReport or any other shape) in the bounded metrics table."""
+        row = await _load(conn, read_model, warehouse_row, namespace, table)
+        await record_metrics_report(conn, row.warehouse_id, row.id, data)
 
     @post("/register", status_code=200)
     async def register_table(
@@ -180,3 +200,16 @@ async def rename_table(
         metadata=meta,
     )
     await handle_rename_table(command, ctx)
+
+
+@post("/catalog/v1/{prefix:str}/transactions/commit", status_code=204)
+async def commit_transaction(
+    data: CommitTransactionRequest, ctx: CommandContext, warehouse_row: WarehouseRow, meta: EventMetadata
+) -> None:
+    changes = []
+    for change in data.table_changes:
+        if change.identifier is None:
+            raise BadRequestError("Every table change in a transaction must name its table")
+        namespace = Namespace(tuple(change.identifier.namespace))
+        changes.append(TableChange(namespace, change.identifier.name, change.requirements, change.updates))
+    await handle_commit_transaction(CommitTransaction(warehouse_row.id, changes, meta), ctx)

@@ -1,0 +1,61 @@
+"""Commit several tables atomically (`POST /v1/{prefix}/transactions/commit`): all or nothing."""
+
+from __future__ import annotations
+
+import uuid
+
+import msgspec
+
+from catalog_es.errors import BadRequestError, CommitFailedError, NoSuchTableError
+from catalog_es.events import Json
+from catalog_es.eventstore import EventMetadata, StreamVersionConflictError
+from catalog_es.identifiers import Namespace, name_key
+from commands.commit_table import PreparedCommit, append_commit, prepare_commit
+from commands.context import CommandContext
+from commands.table_writes import metadata_files_written
+
+
+class TableChange(msgspec.Struct, frozen=True):
+    namespace: Namespace
+    name: str
+    requirements: list[Json]
+    updates: list[Json]
+
+
+class CommitTransaction(msgspec.Struct, frozen=True):
+    warehouse_id: uuid.UUID
+    changes: list[TableChange]
+    metadata: EventMetadata
+
+
+async def handle_commit_transaction(cmd: CommitTransaction, ctx: CommandContext) -> None:
+    """Validate every change, then commit all in one transaction (one event per table, one commit id).
+
+    Raises:
+        BadRequestError: no changes, a table named twice, or an invalid update.
+        NoSuchTableError: a table does not exist.
+        CommitFailedError: a requirement failed or a concurrent commit won; nothing is written then.
+    """
+    if not cmd.changes:
+        raise BadRequestError("A transaction needs at least one table change")
+    keys = [(change.namespace.key, name_key(change.name)) for change in cmd.changes]
+    if len(set(keys)) != len(keys):
+        raise BadRequestError("A transaction may change each table only once")
+    warehouse = await ctx.warehouse(cmd.warehouse_id)
+    prepared: list[PreparedCommit] = []
+    async with ctx.store.connection() as conn:
+        for change in cmd.changes:
+            current = await ctx.state.table(conn, cmd.warehouse_id, change.namespace, change.name)
+            if current is None:
+                raise NoSuchTableError(f"Table does not exist: {change.namespace}.{change.name}")
+            decided = prepare_commit(current, change.requirements, change.updates)
+            if decided is not None:
+                prepared.append(decided)
+    files = [(commit.metadata_location, commit.document) for commit in prepared]
+    try:
+        async with metadata_files_written(ctx, ctx.storage(warehouse), files, cmd.metadata) as tx:
+            # A fixed order (by table id) so concurrent multi-table commits never wait on each other in a cycle.
+            for commit in sorted(prepared, key=lambda commit: commit.current.id):
+                await append_commit(ctx, tx, warehouse, commit)
+    except StreamVersionConflictError as exc:
+        raise CommitFailedError(f"A table in the transaction was changed concurrently: {exc.stream_id}") from None

@@ -1,0 +1,34 @@
+"""The metrics-report sink: reports are kept per table, newest first, at most `KEEP_PER_TABLE` of them.
+
+Reports are observations, not catalog changes, so they never enter the event log.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from catalog_es.database import Connection
+from catalog_es.migrations import Migration, packaged_sql
+
+KEEP_PER_TABLE = 100
+METRICS_MIGRATIONS = (Migration("0301_table_metrics_reports", packaged_sql("projections", "metrics_reports.sql")),)
+
+
+async def record_metrics_report(
+    conn: Connection, warehouse_id: uuid.UUID, table_id: uuid.UUID, report: dict[str, Any]
+) -> None:
+    """Store one report of any shape and drop the table's oldest beyond the bound."""
+    report_type = report.get("report-type")
+    async with conn.transaction():
+        await conn.execute(
+            "INSERT INTO table_metrics_reports (warehouse_id, table_id, report_type, report) VALUES (%s, %s, %s, %s)",
+            (warehouse_id, table_id, report_type if isinstance(report_type, str) else None, Jsonb(report)),
+        )
+        await conn.execute(
+            "DELETE FROM table_metrics_reports WHERE table_id = %s AND id <= ("
+            " SELECT id FROM table_metrics_reports WHERE table_id = %s ORDER BY id DESC OFFSET %s LIMIT 1)",
+            (table_id, table_id, KEEP_PER_TABLE),
+        )
