@@ -14,6 +14,7 @@ from api.catalog.tables import TablesController, commit_transaction, rename_tabl
 from api.dependencies import DEPENDENCIES
 from api.errors import EXCEPTION_HANDLERS
 from api.health import health
+from api.idempotency import IdempotencyMiddleware
 from api.logging import RequestIdMiddleware
 from api.settings import Settings
 from catalog_es.clock import RandomIds, SystemClock
@@ -36,6 +37,7 @@ def create_app(settings: Settings, dsn: str) -> Litestar:
         )
         app.state.ctx = CommandContext(store=store, state=read_model, clock=clock, ids=ids)
         app.state.read_model = read_model
+        app.state.settings = settings
         try:
             yield
         finally:
@@ -45,7 +47,7 @@ def create_app(settings: Settings, dsn: str) -> Litestar:
         route_handlers=[health, get_config, NamespacesController, TablesController, rename_table, commit_transaction],
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
-        middleware=[RequestIdMiddleware()],
+        middleware=[RequestIdMiddleware(), IdempotencyMiddleware(settings.idempotency_key_lifetime)],
         lifespan=[lifespan],
         openapi_config=OpenAPIConfig(title="catalog-es", version="0.1.0", path="/docs"),
         logging_config=None,

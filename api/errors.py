@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import structlog
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
@@ -35,6 +36,11 @@ _HTTP_TYPES = {
     413: "RequestTooLargeException",
     503: "ServiceUnavailableException",
 }
+
+
+def error_body(status: int, type_name: str, message: str) -> bytes:
+    """The envelope as bytes, for the few places that answer below the framework."""
+    return msgspec.json.encode(IcebergErrorResponse(ErrorModel(message=message, type=type_name, code=status)))
 
 
 def error_response(status: int, type_name: str, message: str) -> Response[IcebergErrorResponse]:

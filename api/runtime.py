@@ -9,6 +9,7 @@ from api.settings import Settings
 from catalog_es.clock import RandomIds, SystemClock
 from catalog_es.database import open_pool
 from catalog_es.eventstore import EventMetadata, EventStore
+from catalog_es.idempotency import IDEMPOTENCY_MIGRATIONS
 from catalog_es.migrations import EVENT_STORE_MIGRATIONS, apply_migrations
 from commands.bootstrap import EnsureDefaultWarehouse, handle_ensure_default_warehouse
 from commands.context import CommandContext
@@ -17,7 +18,7 @@ from projections.catalog_queries import CatalogReadModel
 from projections.metrics_reports import METRICS_MIGRATIONS
 from projections.read_model_migrations import READ_MODEL_MIGRATIONS
 
-ALL_MIGRATIONS = (*EVENT_STORE_MIGRATIONS, *READ_MODEL_MIGRATIONS, *METRICS_MIGRATIONS)
+ALL_MIGRATIONS = (*EVENT_STORE_MIGRATIONS, *IDEMPOTENCY_MIGRATIONS, *READ_MODEL_MIGRATIONS, *METRICS_MIGRATIONS)
 
 
 def database_dsn(settings: Settings) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     log_level: str = "info"
     log_json: bool = True
     max_request_body_bytes: int = 10_000_000
+    idempotency_key_lifetime_minutes: int = 30
 
     @property
     def data_path(self) -> Path:
@@ -32,6 +34,10 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     @property
     def default_warehouse_location(self) -> str:
         return (self.data_path / "warehouse" / self.default_warehouse).as_uri()
+
+    @property
+    def idempotency_key_lifetime(self) -> timedelta:
+        return timedelta(minutes=self.idempotency_key_lifetime_minutes)
 
     @property
     def public_uri(self) -> str:

@@ -27,6 +27,7 @@ class CatalogConfig(Wire):
     defaults: dict[str, str]
     overrides: dict[str, str]
     endpoints: list[str]
+    idempotency_key_lifetime: str | None = None
 
 
 class CreateNamespaceRequest(Wire):

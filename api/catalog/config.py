@@ -6,9 +6,12 @@ import uuid
 from typing import Annotated
 
 from litestar import get
+from litestar.datastructures import State
 from litestar.params import Parameter
 
 from api.catalog.endpoints import IMPLEMENTED_ENDPOINTS
+from api.idempotency import iso_duration
+from api.settings import Settings
 from api.wire import CatalogConfig
 from catalog_es.database import Connection
 from catalog_es.errors import BadRequestError, NoSuchWarehouseError
@@ -31,6 +34,7 @@ def _split_warehouse(value: str) -> tuple[uuid.UUID, str]:
 async def get_config(
     conn: Connection,
     read_model: CatalogReadModel,
+    state: State,
     warehouse: Annotated[str | None, Parameter(query="warehouse")] = None,
 ) -> CatalogConfig:
     """Raises: NoSuchWarehouseError (404, spec 1.11) for an unknown warehouse."""
@@ -40,4 +44,10 @@ async def get_config(
     row = await read_model.warehouse_by_name(conn, project_id, name)
     if row is None:
         raise NoSuchWarehouseError(f"Warehouse {warehouse!r} does not exist")
-    return CatalogConfig(defaults={"prefix": str(row.id)}, overrides={}, endpoints=IMPLEMENTED_ENDPOINTS)
+    settings: Settings = state.settings
+    return CatalogConfig(
+        defaults={"prefix": str(row.id)},
+        overrides={},
+        endpoints=IMPLEMENTED_ENDPOINTS,
+        idempotency_key_lifetime=iso_duration(settings.idempotency_key_lifetime),
+    )

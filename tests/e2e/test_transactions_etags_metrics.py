@@ -49,7 +49,10 @@ def test_transaction_commits_every_table_with_one_commit_id_when_all_requirement
                 _change(
                     name,
                     [{"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": None}],
-                    [*append_snapshot_updates(bases[name], 100 + i), {"action": "set-properties", "updates": {"t": name}}],
+                    [
+                        *append_snapshot_updates(bases[name], 100 + i),
+                        {"action": "set-properties", "updates": {"t": name}},
+                    ],
                 )
                 for i, name in enumerate(("a", "b"))
             ]
