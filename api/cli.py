@@ -1,23 +1,32 @@
-"""The `catalog-es` command line: serve, migrate, events tail."""
+"""The `catalog-es` command line: serve, migrate, relay, events tail, events subscribe."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import sys
+from datetime import UTC, datetime
 from typing import Annotated
 
+import msgspec
 import typer
 import uvicorn
 
 from api.app import create_app
 from api.encoded_slash import keep_encoded_slashes
+from api.event_subscriber import subscribe_events
 from api.logging import configure_logging
+from api.metrics import serve_metrics
+from api.nats_runtime import nats_url, relay_config, run_relay
 from api.runtime import bootstrap, database_dsn, migrate
 from api.settings import Settings, load_settings
 from catalog_es.database import open_pool
 from catalog_es.eventstore import read_events
 from projections.cloudevents import encode_structured
+from projections.nats_relay import RelayConfig
+from projections.relay_checkpoint import relay_status
+from projections.relay_metrics import RelayMetrics
 
 cli = typer.Typer(help="catalog-es: an event-sourced Apache Iceberg REST catalog.", no_args_is_help=True)
 events_cli = typer.Typer(help="Read the event log.", no_args_is_help=True)
@@ -47,9 +56,11 @@ Connect Spark (conf keys):
 """
 
 
-async def _serve(settings: Settings, dsn: str) -> None:
+async def _serve(settings: Settings, dsn: str, relay: RelayConfig | None = None) -> None:
+    """The API, and with `relay` the NATS relay as a background task (cancelled on shutdown)."""
+    relay_metrics = RelayMetrics() if relay else None
     config = uvicorn.Config(
-        keep_encoded_slashes(create_app(settings, dsn)),
+        keep_encoded_slashes(create_app(settings, dsn, relay_metrics=relay_metrics)),
         host=settings.host,
         port=settings.port,
         log_config=None,
@@ -61,7 +72,18 @@ async def _serve(settings: Settings, dsn: str) -> None:
         await asyncio.sleep(0.05)
     if server.started:
         typer.echo(_connect_banner(settings))
-    await serving
+    relaying = asyncio.create_task(run_relay(dsn, relay, relay_metrics)) if relay and relay_metrics else None
+    if relay and server.started:
+        typer.echo(
+            f"Change events: {relay.nats_url} (JetStream stream {relay.stream}, subjects {relay.subject_prefix}.>)"
+        )
+    try:
+        await serving
+    finally:
+        if relaying:
+            relaying.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await relaying
 
 
 def _stop_on_sigterm() -> None:
@@ -82,14 +104,19 @@ def serve(
     host: Annotated[str | None, typer.Option(help="Address to listen on [default: 127.0.0.1]")] = None,
     port: Annotated[int | None, typer.Option(help="Port to listen on [default: 8181]")] = None,
 ) -> None:
-    """Run the catalog: migrate, bootstrap the default warehouse, serve the API."""
+    """Run the catalog: migrate, bootstrap the default warehouse, serve the API (and the NATS relay)."""
     _stop_on_sigterm()
     settings = load_settings(data_dir=data_dir, host=host, port=port)
     configure_logging(settings.log_level, json=settings.log_json)
     dsn = database_dsn(settings)
     asyncio.run(migrate(dsn))
     asyncio.run(bootstrap(dsn, settings))
-    asyncio.run(_serve(settings, dsn))
+    url, embedded_nats = nats_url(settings, start=True)
+    try:
+        asyncio.run(_serve(settings, dsn, relay_config(settings.nats, url) if url else None))
+    finally:
+        if embedded_nats:
+            embedded_nats.stop()
 
 
 @cli.command("migrate")
@@ -119,6 +146,88 @@ def tail(
     """Print the event log as CloudEvents JSON lines (structured mode), oldest first."""
     settings = load_settings(data_dir=data_dir)
     asyncio.run(_tail(database_dsn(settings), limit))
+
+
+async def _until_signalled(work: asyncio.Future[None]) -> None:
+    """Await `work`; SIGTERM or SIGINT cancels it cleanly (NATS and database connections closed)."""
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, work.cancel)
+    with contextlib.suppress(asyncio.CancelledError):
+        await work
+
+
+async def _relay(settings: Settings, dsn: str, config: RelayConfig, metrics_port: int | None) -> None:
+    metrics = RelayMetrics()
+    endpoint = await serve_metrics(settings.host, metrics_port, metrics) if metrics_port is not None else None
+    try:
+        await _until_signalled(asyncio.ensure_future(run_relay(dsn, config, metrics)))
+    finally:
+        if endpoint:
+            endpoint.close()
+
+
+async def _relay_status(dsn: str, stream: str) -> bytes:
+    pool = await open_pool(dsn, min_size=1, max_size=1)
+    try:
+        async with pool.connection() as conn:
+            return msgspec.json.encode(await relay_status(conn, stream, datetime.now(UTC)))
+    finally:
+        await pool.close()
+
+
+@cli.command()
+def relay(
+    data_dir: DataDir = None,
+    status: Annotated[bool, typer.Option("--status", help="Print checkpoint, head, lag and leader as JSON")] = False,
+    metrics_port: Annotated[
+        int | None, typer.Option(help="Serve Prometheus metrics on this port (any path)", min=0)
+    ] = None,
+) -> None:
+    """Publish the event log to NATS JetStream, in order, at least once (one leader; others stand by)."""
+    settings = load_settings(data_dir=data_dir)
+    configure_logging(settings.log_level, json=settings.log_json)
+    dsn = database_dsn(settings)
+    if status:
+        sys.stdout.buffer.write(asyncio.run(_relay_status(dsn, settings.nats.stream)) + b"\n")
+        return
+    url, embedded_nats = nats_url(settings, start=True)
+    if url is None:
+        typer.echo("NATS is off: set CATALOG_ES__NATS__URL (or use embedded mode)", err=True)
+        raise typer.Exit(2)
+    asyncio.run(migrate(dsn))
+    try:
+        asyncio.run(_relay(settings, dsn, relay_config(settings.nats, url), metrics_port))
+    finally:
+        if embedded_nats:
+            embedded_nats.stop()
+
+
+@events_cli.command("subscribe")
+def subscribe(
+    data_dir: DataDir = None,
+    subject: Annotated[str | None, typer.Option(help="Subject filter [default: <prefix>.>]")] = None,
+    from_start: Annotated[bool, typer.Option("--from-start", help="Replay the stream from its first event")] = False,
+    durable: Annotated[
+        str | None, typer.Option(help="Durable consumer name: resume where the last run stopped")
+    ] = None,
+    count: Annotated[int | None, typer.Option(min=1, help="Exit after N events")] = None,
+) -> None:
+    """Print change events from NATS as CloudEvents JSON lines (structured mode) as they arrive."""
+    settings = load_settings(data_dir=data_dir)
+    url, _ = nats_url(settings, start=False)
+    if url is None:
+        typer.echo("No NATS: start `catalog-es serve` on the data dir or set CATALOG_ES__NATS__URL", err=True)
+        raise typer.Exit(2)
+    filter_subject = subject or f"{settings.nats.subject_prefix}.>"
+    work = subscribe_events(
+        url, settings.nats.stream, filter_subject, from_start=from_start, durable=durable, count=count
+    )
+
+    async def _run() -> None:
+        await _until_signalled(asyncio.ensure_future(work))
+
+    asyncio.run(_run())
 
 
 def main() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+import psycopg
 import structlog
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
@@ -21,6 +22,7 @@ _DOMAIN: dict[type[errors.CatalogError], tuple[int, str]] = {
     errors.NoSuchWarehouseError: (404, "NoSuchWarehouseException"),
     errors.NoSuchNamespaceError: (404, "NoSuchNamespaceException"),
     errors.NoSuchTableError: (404, "NoSuchTableException"),
+    errors.NoSuchViewError: (404, "NoSuchViewException"),
     errors.AlreadyExistsError: (409, "AlreadyExistsException"),
     errors.NamespaceNotEmptyError: (409, "NamespaceNotEmptyException"),
     errors.CommitFailedError: (409, "CommitFailedException"),
@@ -71,6 +73,11 @@ def handle_http_exception(_: Request[Any, Any, Any], exc: HTTPException) -> Resp
     return response
 
 
+def handle_data_error(_: Request[Any, Any, Any], exc: psycopg.errors.DataError) -> Response[IcebergErrorResponse]:
+    """Values the database cannot store (NUL characters, numbers out of range) come from the request."""
+    return error_response(400, "BadRequestException", f"Invalid value in request: {exc.diag.message_primary}")
+
+
 def handle_unexpected(_: Request[Any, Any, Any], exc: Exception) -> Response[IcebergErrorResponse]:
     _log.exception("unhandled error", exc_info=exc)
     return error_response(500, "ServiceFailureException", f"Internal error: {type(exc).__name__}")
@@ -79,5 +86,6 @@ def handle_unexpected(_: Request[Any, Any, Any], exc: Exception) -> Response[Ice
 EXCEPTION_HANDLERS = {
     errors.CatalogError: handle_catalog_error,
     HTTPException: handle_http_exception,
+    psycopg.errors.DataError: handle_data_error,
     Exception: handle_unexpected,
 }

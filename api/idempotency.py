@@ -1,7 +1,9 @@
 """The Idempotency-Key middleware (spec 1.11): a retried mutation gets the original response back.
 
 Final 2xx and 4xx responses are stored and replayed for the key's lifetime; 5xx responses are never
-stored. A second request while the first still runs gets 409. The response is recorded right after the
+stored. Records are per key and request (method + path), so a key reused for another operation (a
+client error under the spec) runs as a request of its own rather than replaying a stranger's answer.
+A second request while the first still runs gets 409. The response is recorded right after the
 request completes (not inside its transaction): if the process dies in between, the key is released
 once its claim is older than `STALE_AFTER`, and a retry then runs again, meeting the already-committed
 state (e.g. 409 AlreadyExists for a create).
@@ -9,6 +11,7 @@ state (e.g. 409 AlreadyExists for a create).
 
 from __future__ import annotations
 
+import uuid
 from datetime import timedelta
 
 from litestar.enums import ScopeType
@@ -65,8 +68,10 @@ class IdempotencyMiddleware(ASGIMiddleware):
         ):
             await next_app(scope, receive, send)
             return
-        if len(key) > 128:
-            await _send_error(send, 400, "BadRequestException", "Idempotency-Key must be at most 128 characters")
+        try:
+            uuid.UUID(key)
+        except ValueError:
+            await _send_error(send, 400, "BadRequestException", "Idempotency-Key must be a UUID (spec: UUIDv7)")
             return
         pool: Pool = scope["app"].state.ctx.store.pool
         fingerprint = f"{scope.get('method')} {path}"
@@ -75,19 +80,15 @@ class IdempotencyMiddleware(ASGIMiddleware):
         match claim:
             case idempotency.StoredResponse():
                 await _send_stored(send, claim)
-            case idempotency.Mismatch():
-                await _send_error(
-                    send, 422, "UnprocessableEntityException", "Idempotency-Key was used for another request"
-                )
             case idempotency.InProgress():
                 await _send_error(
                     send, 409, "CommitFailedException", "A request with this Idempotency-Key is in progress"
                 )
             case idempotency.Claimed():
-                await self._run_and_record(scope, receive, send, next_app, pool, key)
+                await self._run_and_record(scope, receive, send, next_app, pool, key, fingerprint)
 
     async def _run_and_record(
-        self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp, pool: Pool, key: str
+        self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp, pool: Pool, key: str, fingerprint: str
     ) -> None:
         status = 500
         content_type: str | None = None
@@ -108,6 +109,6 @@ class IdempotencyMiddleware(ASGIMiddleware):
             async with pool.connection() as conn:
                 if status < 500:
                     stored = idempotency.StoredResponse(status=status, content_type=content_type, body=b"".join(chunks))
-                    await idempotency.finalise(conn, key, stored)
+                    await idempotency.finalise(conn, key, fingerprint, stored)
                 else:
-                    await idempotency.release(conn, key)
+                    await idempotency.release(conn, key, fingerprint)

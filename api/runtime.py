@@ -17,8 +17,15 @@ from projections.catalog_projector import project_catalog
 from projections.catalog_queries import CatalogReadModel
 from projections.metrics_reports import METRICS_MIGRATIONS
 from projections.read_model_migrations import READ_MODEL_MIGRATIONS
+from projections.relay_checkpoint import RELAY_MIGRATIONS
 
-ALL_MIGRATIONS = (*EVENT_STORE_MIGRATIONS, *IDEMPOTENCY_MIGRATIONS, *READ_MODEL_MIGRATIONS, *METRICS_MIGRATIONS)
+ALL_MIGRATIONS = (
+    *EVENT_STORE_MIGRATIONS,
+    *IDEMPOTENCY_MIGRATIONS,
+    *READ_MODEL_MIGRATIONS,
+    *METRICS_MIGRATIONS,
+    *RELAY_MIGRATIONS,
+)
 
 
 def database_dsn(settings: Settings) -> str:

@@ -6,11 +6,31 @@ import os
 from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
 ENV_PREFIX = "CATALOG_ES__"
+
+
+class NatsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Change events on NATS JetStream (`CATALOG_ES__NATS__*`).
+
+    Without `url`: an embedded nats-server in embedded mode, no NATS with an external database.
+    """
+
+    url: str | None = None
+    enabled: bool = True
+    embedded_port: int = 0  # 0: a free loopback port, recorded in the data dir
+    stream: str = "CATALOG_EVENTS"
+    subject_prefix: str = "catalog"
+    content_mode: Literal["binary", "structured"] = "binary"
+    lakekeeper_compat: bool = False
+    lakekeeper_subject: str = "catalog.lakekeeper"
+    duplicate_window_seconds: float = 120.0
+    max_age_seconds: float = 0.0  # 0: keep events forever
+    storage: Literal["file", "memory"] = "file"
+    batch_size: int = 500
 
 
 class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -26,6 +46,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     log_json: bool = True
     max_request_body_bytes: int = 10_000_000
     idempotency_key_lifetime_minutes: int = 30
+    nats: NatsSettings = NatsSettings()
 
     @property
     def data_path(self) -> Path:

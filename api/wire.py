@@ -108,3 +108,28 @@ class RegisterTableRequest(Wire):
 
 class CommitTransactionRequest(Wire):
     table_changes: list[CommitTableRequest]
+
+
+class CreateViewRequest(Wire):
+    name: str
+    schema: Json
+    view_version: Json
+    properties: dict[str, str] = {}
+    location: str | None = None
+
+
+class LoadViewResult(Wire):
+    metadata_location: str
+    metadata: Json
+    config: dict[str, str] = {}
+
+
+class CommitViewRequest(Wire):
+    updates: list[Json]
+    requirements: list[Json] = []
+    identifier: TableIdentifier | None = None
+
+
+class RegisterViewRequest(Wire):
+    name: str
+    metadata_location: str

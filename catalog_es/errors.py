@@ -29,8 +29,12 @@ class NoSuchTableError(CatalogError):
     """No table by that identifier."""
 
 
+class NoSuchViewError(CatalogError):
+    """No view by that identifier."""
+
+
 class AlreadyExistsError(CatalogError):
-    """A namespace or table by that name (any case) exists already."""
+    """A namespace, table or view by that name (any case) exists already."""
 
 
 class NamespaceNotEmptyError(CatalogError):

@@ -134,6 +134,62 @@ class TableDropped(TableEvent, frozen=True, kw_only=True):
     purge_requested: bool
 
 
+class ViewEvent(Event, frozen=True, kw_only=True):
+    stream_kind = "view"
+    view_id: uuid.UUID
+    warehouse_id: uuid.UUID
+
+    @property
+    def entity_id(self) -> uuid.UUID:
+        return self.view_id
+
+
+class ViewCreated(ViewEvent, frozen=True, kw_only=True):
+    """A view came into being; `metadata` is its first metadata, as written to storage."""
+
+    type_name = "io.catalog-es.view.created.v1"
+    namespace_id: uuid.UUID
+    name: str
+    metadata_location: str
+    metadata: Json
+
+
+class ViewRegistered(ViewEvent, frozen=True, kw_only=True):
+    """An existing view metadata file was adopted under a name."""
+
+    type_name = "io.catalog-es.view.registered.v1"
+    namespace_id: uuid.UUID
+    name: str
+    metadata_location: str
+    metadata: Json
+
+
+class ViewCommitted(ViewEvent, frozen=True, kw_only=True):
+    """A replace: the client's requirements and updates, and the metadata they produced.
+
+    The result is recorded whole: a re-activated version is logged with the server's clock.
+    """
+
+    type_name = "io.catalog-es.view.committed.v1"
+    requirements: list[Json]
+    updates: list[Json]
+    previous_metadata_location: str
+    metadata_location: str
+    metadata: Json
+
+
+class ViewRenamed(ViewEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.view.renamed.v1"
+    from_namespace_id: uuid.UUID
+    from_name: str
+    namespace_id: uuid.UUID
+    name: str
+
+
+class ViewDropped(ViewEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.view.dropped.v1"
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.type_name: cls
     for cls in (
@@ -147,6 +203,11 @@ EVENT_TYPES: dict[str, type[Event]] = {
         TableCommitted,
         TableRenamed,
         TableDropped,
+        ViewCreated,
+        ViewRegistered,
+        ViewCommitted,
+        ViewRenamed,
+        ViewDropped,
     )
 }
 

@@ -26,20 +26,14 @@ class InProgress(msgspec.Struct, frozen=True):
     """Another request with this key is running."""
 
 
-class Mismatch(msgspec.Struct, frozen=True):
-    """The key was used for a different request."""
-
-    fingerprint: str
-
-
-Claim = Claimed | InProgress | Mismatch | StoredResponse
+Claim = Claimed | InProgress | StoredResponse
 
 
 async def claim(conn: Connection, key: str, fingerprint: str, lifetime: timedelta, stale_after: timedelta) -> Claim:
     """Claim a new (or expired, or abandoned in-progress) key; otherwise say why not, or what to replay."""
     cursor = await conn.execute(
         "INSERT INTO idempotency_keys (key, fingerprint, state) VALUES (%s, %s, 'in-progress')"
-        " ON CONFLICT (key) DO UPDATE SET fingerprint = excluded.fingerprint, state = 'in-progress',"
+        " ON CONFLICT (key, fingerprint) DO UPDATE SET state = 'in-progress',"
         " status = NULL, content_type = NULL, body = NULL, created_at = now()"
         " WHERE idempotency_keys.created_at < now() - %s"
         " OR (idempotency_keys.state = 'in-progress' AND idempotency_keys.created_at < now() - %s)"
@@ -49,26 +43,28 @@ async def claim(conn: Connection, key: str, fingerprint: str, lifetime: timedelt
     if await cursor.fetchone() is not None:
         return Claimed()
     cursor = await conn.execute(
-        "SELECT fingerprint, state, status, content_type, body FROM idempotency_keys WHERE key = %s", (key,)
+        "SELECT state, status, content_type, body FROM idempotency_keys WHERE key = %s AND fingerprint = %s",
+        (key, fingerprint),
     )
     row = await cursor.fetchone()
     if row is None:  # removed in between: treat as in progress; the client retries
         return InProgress()
-    stored_fingerprint, state, status, content_type, body = row
-    if stored_fingerprint != fingerprint:
-        return Mismatch(fingerprint=stored_fingerprint)
+    state, status, content_type, body = row
     if state != "done":
         return InProgress()
     return StoredResponse(status=status, content_type=content_type, body=bytes(body or b""))
 
 
-async def finalise(conn: Connection, key: str, response: StoredResponse) -> None:
+async def finalise(conn: Connection, key: str, fingerprint: str, response: StoredResponse) -> None:
     await conn.execute(
-        "UPDATE idempotency_keys SET state = 'done', status = %s, content_type = %s, body = %s WHERE key = %s",
-        (response.status, response.content_type, response.body, key),
+        "UPDATE idempotency_keys SET state = 'done', status = %s, content_type = %s, body = %s"
+        " WHERE key = %s AND fingerprint = %s",
+        (response.status, response.content_type, response.body, key, fingerprint),
     )
 
 
-async def release(conn: Connection, key: str) -> None:
+async def release(conn: Connection, key: str, fingerprint: str) -> None:
     """Forget a claim whose outcome must not be replayed (a 5xx, or a request that never finished)."""
-    await conn.execute("DELETE FROM idempotency_keys WHERE key = %s AND state = 'in-progress'", (key,))
+    await conn.execute(
+        "DELETE FROM idempotency_keys WHERE key = %s AND fingerprint = %s AND state = 'in-progress'", (key, fingerprint)
+    )

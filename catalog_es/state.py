@@ -44,6 +44,18 @@ class TableRow(msgspec.Struct, frozen=True):
     version: int
 
 
+class ViewRow(msgspec.Struct, frozen=True):
+    id: uuid.UUID
+    warehouse_id: uuid.UUID
+    namespace_id: uuid.UUID
+    namespace: list[str]
+    name: str
+    location: str
+    metadata_location: str
+    metadata: Json
+    version: int
+
+
 class CatalogState(Protocol):
     """Strongly consistent reads (the inline read models), on a given connection."""
 
@@ -65,7 +77,15 @@ class CatalogState(Protocol):
 
     async def table_id_taken(self, conn: Connection, table_id: uuid.UUID) -> bool: ...
 
-    async def table_name_taken(self, conn: Connection, namespace_id: uuid.UUID, name: str) -> bool: ...
+    async def table_name_taken(self, conn: Connection, namespace_id: uuid.UUID, name: str) -> bool:
+        """Whether a table *or a view* holds the name: they share one name space per namespace."""
+        ...
+
+    async def view(
+        self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
+    ) -> ViewRow | None: ...
+
+    async def view_id_taken(self, conn: Connection, view_id: uuid.UUID) -> bool: ...
 
     async def location_taken(
         self, conn: Connection, warehouse_id: uuid.UUID, location: str, except_table: uuid.UUID | None = None

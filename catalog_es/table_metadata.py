@@ -32,6 +32,8 @@ def _parse(adapter: pydantic.TypeAdapter[_T], value: Any, what: str) -> _T:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(part) for part in first["loc"])
         raise BadRequestError(f"Invalid {what} at {where}: {first['msg']}") from None
+    except (TypeError, ValueError) as exc:  # raised by pyiceberg's own validators
+        raise BadRequestError(f"Invalid {what}: {exc}") from None
 
 
 def metadata_to_json(metadata: TableMetadata) -> Json:
@@ -50,7 +52,7 @@ def parse_metadata(document: Json) -> TableMetadata:
         if document.get("format-version") == 3:
             return KeyedTableMetadataV3.model_validate(document)
         return TableMetadataUtil.parse_obj(document)
-    except (pydantic.ValidationError, ValueError) as exc:
+    except (pydantic.ValidationError, TypeError, ValueError) as exc:
         raise BadRequestError(f"Invalid table metadata: {exc}") from None
 
 
@@ -81,7 +83,7 @@ def new_metadata(
         spec = PartitionSpec.model_validate(spec_json) if spec_json else UNPARTITIONED_PARTITION_SPEC
         order = SortOrder.model_validate(write_order) if write_order else UNSORTED_SORT_ORDER
         metadata = new_table_metadata(parsed_schema, spec, order, location, dict(properties), table_uuid=table_uuid)
-    except (pydantic.ValidationError, ValueError) as exc:
+    except (pydantic.ValidationError, TypeError, ValueError) as exc:
         raise BadRequestError(f"Invalid table definition: {exc}") from None
     return metadata.model_copy(update={"last_updated_ms": last_updated_ms})
 
@@ -112,7 +114,7 @@ def commit(
             enforce_validation=base is None,
             metadata_location=base_location,
         )
-    except (pydantic.ValidationError, ValueError) as exc:
+    except (pydantic.ValidationError, TypeError, ValueError) as exc:
         raise BadRequestError(f"Cannot apply updates: {exc}") from None
     key_id = base.properties.get(KEY_ID_PROPERTY) if base is not None else None
     if key_id is not None and updated.properties.get(KEY_ID_PROPERTY) != key_id:

@@ -70,7 +70,7 @@ async def handle_rename_table(cmd: RenameTable, ctx: CommandContext) -> None:
     Raises:
         NoSuchTableError: the source does not exist.
         NoSuchNamespaceError: the destination namespace does not exist.
-        AlreadyExistsError: the destination name is taken.
+        AlreadyExistsError: a table or view holds the destination name.
     """
     try:
         validate_name(cmd.destination_name, "table")
@@ -84,6 +84,9 @@ async def handle_rename_table(cmd: RenameTable, ctx: CommandContext) -> None:
         taken = await ctx.state.table(tx.conn, cmd.warehouse_id, cmd.destination_namespace, cmd.destination_name)
         if taken is not None and taken.id != row.id:
             raise AlreadyExistsError(f"Table already exists: {cmd.destination_namespace}.{cmd.destination_name}")
+        view = await ctx.state.view(tx.conn, cmd.warehouse_id, cmd.destination_namespace, cmd.destination_name)
+        if view is not None:
+            raise AlreadyExistsError(f"View already exists: {cmd.destination_namespace}.{cmd.destination_name}")
         event = TableRenamed(
             table_id=row.id,
             warehouse_id=row.warehouse_id,

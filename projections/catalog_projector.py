@@ -19,13 +19,18 @@ from catalog_es.events import (
     TableDropped,
     TableRegistered,
     TableRenamed,
+    ViewCommitted,
+    ViewCreated,
+    ViewDropped,
+    ViewRegistered,
+    ViewRenamed,
     WarehouseCreated,
 )
 from catalog_es.eventstore import RecordedEvent
 from catalog_es.identifiers import Namespace, name_key
 from catalog_es.locations import normalize_location
 
-READ_MODEL_TABLES = ("projects", "warehouses", "namespaces", "tables")
+READ_MODEL_TABLES = ("projects", "warehouses", "namespaces", "tables", "views")
 
 
 async def project_catalog(conn: Connection, events: Sequence[RecordedEvent]) -> None:
@@ -148,3 +153,61 @@ async def _(event: TableRenamed, conn: Connection, version: int) -> None:
 @_apply.register
 async def _(event: TableDropped, conn: Connection, version: int) -> None:
     await conn.execute("DELETE FROM tables WHERE id = %s", (event.table_id,))
+
+
+async def _insert_view(conn: Connection, event: ViewCreated | ViewRegistered, version: int) -> None:
+    await conn.execute(
+        "INSERT INTO views (id, warehouse_id, namespace_id, name, name_key, location, metadata_location,"
+        " metadata, version) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        " ON CONFLICT (id) DO UPDATE SET namespace_id = excluded.namespace_id, name = excluded.name,"
+        " name_key = excluded.name_key, location = excluded.location,"
+        " metadata_location = excluded.metadata_location, metadata = excluded.metadata, version = excluded.version",
+        (
+            event.view_id,
+            event.warehouse_id,
+            event.namespace_id,
+            event.name,
+            name_key(event.name),
+            normalize_location(event.metadata["location"]),
+            event.metadata_location,
+            Jsonb(event.metadata),
+            version,
+        ),
+    )
+
+
+@_apply.register
+async def _(event: ViewCreated, conn: Connection, version: int) -> None:
+    await _insert_view(conn, event, version)
+
+
+@_apply.register
+async def _(event: ViewRegistered, conn: Connection, version: int) -> None:
+    await _insert_view(conn, event, version)
+
+
+@_apply.register
+async def _(event: ViewCommitted, conn: Connection, version: int) -> None:
+    await conn.execute(
+        "UPDATE views SET location = %s, metadata_location = %s, metadata = %s, version = %s WHERE id = %s",
+        (
+            normalize_location(event.metadata["location"]),
+            event.metadata_location,
+            Jsonb(event.metadata),
+            version,
+            event.view_id,
+        ),
+    )
+
+
+@_apply.register
+async def _(event: ViewRenamed, conn: Connection, version: int) -> None:
+    await conn.execute(
+        "UPDATE views SET namespace_id = %s, name = %s, name_key = %s, version = %s WHERE id = %s",
+        (event.namespace_id, event.name, name_key(event.name), version, event.view_id),
+    )
+
+
+@_apply.register
+async def _(event: ViewDropped, conn: Connection, version: int) -> None:
+    await conn.execute("DELETE FROM views WHERE id = %s", (event.view_id,))

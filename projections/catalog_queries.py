@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import base64
 import uuid
 from typing import Any
 
 from catalog_es.database import Connection
 from catalog_es.identifiers import Namespace, name_key
 from catalog_es.locations import normalize_location
-from catalog_es.state import NamespaceRow, TableRow, WarehouseRow
+from catalog_es.state import NamespaceRow, TableRow, ViewRow, WarehouseRow
 
 _WAREHOUSE = "SELECT id, project_id, name, location, storage_profile FROM warehouses"
 _NAMESPACE = "SELECT id, warehouse_id, parts, properties, version FROM namespaces"
@@ -17,20 +16,10 @@ _TABLE = (
     "SELECT t.id, t.warehouse_id, t.namespace_id, n.parts, t.name, t.location, t.metadata_location,"
     " t.metadata, t.version FROM tables t JOIN namespaces n ON n.id = t.namespace_id"
 )
-
-
-def encode_page_token(key: str) -> str:
-    return base64.urlsafe_b64encode(key.encode()).decode()
-
-
-def decode_page_token(token: str | None) -> str:
-    """The key after which the page starts; an empty token is the first page."""
-    if not token:
-        return ""
-    try:
-        return base64.urlsafe_b64decode(token.encode()).decode()
-    except ValueError:
-        raise ValueError(f"Invalid page token: {token!r}") from None
+_VIEW = (
+    "SELECT v.id, v.warehouse_id, v.namespace_id, n.parts, v.name, v.location, v.metadata_location,"
+    " v.metadata, v.version FROM views v JOIN namespaces n ON n.id = v.namespace_id"
+)
 
 
 async def _one(conn: Connection, query: str, params: tuple[Any, ...]) -> tuple[Any, ...] | None:
@@ -61,8 +50,9 @@ class CatalogReadModel:
         found = await _one(
             conn,
             "SELECT 1 WHERE EXISTS (SELECT 1 FROM tables WHERE namespace_id = %s)"
+            " OR EXISTS (SELECT 1 FROM views WHERE namespace_id = %s)"
             " OR EXISTS (SELECT 1 FROM namespaces WHERE warehouse_id = %s AND parent_key = %s)",
-            (row.id, row.warehouse_id, row.namespace.key),
+            (row.id, row.id, row.warehouse_id, row.namespace.key),
         )
         return found is None
 
@@ -80,10 +70,25 @@ class CatalogReadModel:
         return await _one(conn, "SELECT 1 FROM tables WHERE id = %s", (table_id,)) is not None
 
     async def table_name_taken(self, conn: Connection, namespace_id: uuid.UUID, name: str) -> bool:
+        """Tables and views share one name space per namespace (spec: "already exists as a table or view")."""
         found = await _one(
-            conn, "SELECT 1 FROM tables WHERE namespace_id = %s AND name_key = %s", (namespace_id, name_key(name))
+            conn,
+            "SELECT 1 WHERE EXISTS (SELECT 1 FROM tables WHERE namespace_id = %s AND name_key = %s)"
+            " OR EXISTS (SELECT 1 FROM views WHERE namespace_id = %s AND name_key = %s)",
+            (namespace_id, name_key(name), namespace_id, name_key(name)),
         )
         return found is not None
+
+    async def view(self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str) -> ViewRow | None:
+        row = await _one(
+            conn,
+            f"{_VIEW} WHERE n.warehouse_id = %s AND n.key = %s AND v.name_key = %s",
+            (warehouse_id, namespace.key, name_key(name)),
+        )
+        return ViewRow(*row) if row else None
+
+    async def view_id_taken(self, conn: Connection, view_id: uuid.UUID) -> bool:
+        return await _one(conn, "SELECT 1 FROM views WHERE id = %s", (view_id,)) is not None
 
     async def location_taken(
         self, conn: Connection, warehouse_id: uuid.UUID, location: str, except_table: uuid.UUID | None = None
@@ -110,6 +115,13 @@ class CatalogReadModel:
     async def list_tables(self, conn: Connection, namespace_id: uuid.UUID, after: str, limit: int | None) -> list[str]:
         cursor = await conn.execute(
             "SELECT name FROM tables WHERE namespace_id = %s AND name_key > %s ORDER BY name_key LIMIT %s",
+            (namespace_id, after, limit),
+        )
+        return [str(row[0]) for row in await cursor.fetchall()]
+
+    async def list_views(self, conn: Connection, namespace_id: uuid.UUID, after: str, limit: int | None) -> list[str]:
+        cursor = await conn.execute(
+            "SELECT name FROM views WHERE namespace_id = %s AND name_key > %s ORDER BY name_key LIMIT %s",
             (namespace_id, after, limit),
         )
         return [str(row[0]) for row in await cursor.fetchall()]

@@ -8,24 +8,23 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from psycopg.types.json import Jsonb
-
 from catalog_es.database import Connection
 from catalog_es.migrations import Migration, packaged_sql
 
 KEEP_PER_TABLE = 100
+KNOWN_REPORT_TYPES = ("scan-report", "commit-report")
 METRICS_MIGRATIONS = (Migration("0301_table_metrics_reports", packaged_sql("projections", "metrics_reports.sql")),)
 
 
 async def record_metrics_report(
-    conn: Connection, warehouse_id: uuid.UUID, table_id: uuid.UUID, report: dict[str, Any]
+    conn: Connection, warehouse_id: uuid.UUID, table_id: uuid.UUID, report: dict[str, Any], raw: bytes
 ) -> None:
-    """Store one report of any shape and drop the table's oldest beyond the bound."""
+    """Store one report of any shape (`raw`, as sent) and drop the table's oldest beyond the bound."""
     report_type = report.get("report-type")
     async with conn.transaction():
         await conn.execute(
             "INSERT INTO table_metrics_reports (warehouse_id, table_id, report_type, report) VALUES (%s, %s, %s, %s)",
-            (warehouse_id, table_id, report_type if isinstance(report_type, str) else None, Jsonb(report)),
+            (warehouse_id, table_id, report_type if report_type in KNOWN_REPORT_TYPES else "other", raw),
         )
         await conn.execute(
             "DELETE FROM table_metrics_reports WHERE table_id = %s AND id <= ("

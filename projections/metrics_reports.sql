@@ -4,7 +4,7 @@ CREATE TABLE IF NOT EXISTS table_metrics_reports (
     warehouse_id uuid NOT NULL,
     table_id uuid NOT NULL,
     report_type text,
-    report jsonb NOT NULL,
+    report bytea NOT NULL,  -- the JSON as sent: any shape, any characters
     received_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX IF NOT EXISTS table_metrics_reports_by_table ON table_metrics_reports (table_id, id);

@@ -17,4 +17,12 @@ IMPLEMENTED_ENDPOINTS = [
     "POST /v1/{prefix}/namespaces/{namespace}/register",
     "POST /v1/{prefix}/tables/rename",
     "POST /v1/{prefix}/transactions/commit",
+    "GET /v1/{prefix}/namespaces/{namespace}/views",
+    "POST /v1/{prefix}/namespaces/{namespace}/views",
+    "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/views/rename",
+    "POST /v1/{prefix}/namespaces/{namespace}/register-view",
 ]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from litestar import Controller, Response, delete, get, head, post
+import msgspec
+from litestar import Controller, Request, Response, delete, get, head, post
 from litestar.params import Parameter
 
 from api.catalog.etags import etag, etag_header
@@ -162,14 +163,19 @@ class TablesController(Controller):
         self,
         namespace: str,
         table: str,
-        data: dict[str, Any],
+        request: Request[Any, Any, Any],
         conn: Connection,
         read_model: CatalogReadModel,
         warehouse_row: WarehouseRow,
     ) -> None:
-        """Keep the report (ScanReport, CommitReport or any other shape) in the bounded metrics table."""
+        """Keep the report (ScanReport, CommitReport or any other JSON object) in the bounded metrics table."""
+        raw = await request.body()
+        try:
+            report = msgspec.json.decode(raw, type=dict[str, Any])
+        except msgspec.DecodeError as exc:
+            raise BadRequestError(f"A metrics report must be a JSON object: {exc}") from None
         row = await _load(conn, read_model, warehouse_row, namespace, table)
-        await record_metrics_report(conn, row.warehouse_id, row.id, data)
+        await record_metrics_report(conn, row.warehouse_id, row.id, report, raw)
 
     @post("/register", status_code=200)
     async def register_table(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +23,7 @@ from commands.bootstrap import EnsureDefaultWarehouse, handle_ensure_default_war
 from commands.context import CommandContext
 from projections.catalog_projector import project_catalog
 from projections.catalog_queries import CatalogReadModel
+from tests.integration.nats_server import NatsServer
 
 META = EventMetadata(actor="tester", request_id="req-integration")
 
@@ -79,3 +80,12 @@ def open_catalog(migrated_dsn: str, warehouse_dir: Path) -> OpenCatalog:
             await pool.close()
 
     return _open
+
+
+@pytest.fixture
+def nats_server(tmp_path: Path) -> Iterator[NatsServer]:
+    """A nats-server with JetStream from the wheel on a free loopback port; tests may stop and restart it."""
+    server = NatsServer(tmp_path / "nats-server")
+    server.start()
+    yield server
+    server.stop()

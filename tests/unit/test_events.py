@@ -20,6 +20,11 @@ from catalog_es.events import (
     TableDropped,
     TableRegistered,
     TableRenamed,
+    ViewCommitted,
+    ViewCreated,
+    ViewDropped,
+    ViewRegistered,
+    ViewRenamed,
     WarehouseCreated,
     decode_event,
     event_data,
@@ -36,6 +41,9 @@ METADATA = {
     "properties": {"k": "v"},
     "snapshots": [{"snapshot-id": 9_007_199_254_740_993, "timestamp-ms": 1}],
 }
+
+VIEW = uuid.UUID("00000000-0000-0000-0000-0000000000dd")
+VIEW_METADATA = {"format-version": 1, "view-uuid": str(VIEW), "location": "file:///wh/v", "current-version-id": 1}
 
 SAMPLES: list[Event] = [
     ProjectCreated(project_id=uuid.UUID(int=0), name="default"),
@@ -83,6 +91,40 @@ SAMPLES: list[Event] = [
         name="orders_v2",
     ),
     TableDropped(table_id=TABLE, warehouse_id=WAREHOUSE, purge_requested=True),
+    ViewCreated(
+        view_id=VIEW,
+        warehouse_id=WAREHOUSE,
+        namespace_id=NAMESPACE,
+        name="Daily",
+        metadata_location="file:///wh/v/metadata/00000-x.metadata.json",
+        metadata=VIEW_METADATA,
+    ),
+    ViewRegistered(
+        view_id=VIEW,
+        warehouse_id=WAREHOUSE,
+        namespace_id=NAMESPACE,
+        name="daily",
+        metadata_location="file:///wh/v/metadata/00002-x.metadata.json",
+        metadata=VIEW_METADATA,
+    ),
+    ViewCommitted(
+        view_id=VIEW,
+        warehouse_id=WAREHOUSE,
+        requirements=[{"type": "assert-view-uuid", "uuid": str(VIEW)}],
+        updates=[{"action": "set-current-view-version", "view-version-id": -1}],
+        previous_metadata_location="file:///wh/v/metadata/00000-x.metadata.json",
+        metadata_location="file:///wh/v/metadata/00001-x.metadata.json",
+        metadata=VIEW_METADATA,
+    ),
+    ViewRenamed(
+        view_id=VIEW,
+        warehouse_id=WAREHOUSE,
+        from_namespace_id=NAMESPACE,
+        from_name="daily",
+        namespace_id=uuid.UUID(int=5),
+        name="daily_v2",
+    ),
+    ViewDropped(view_id=VIEW, warehouse_id=WAREHOUSE),
 ]
 
 

@@ -1,0 +1,62 @@
+"""GET /metrics: the relay's figures in the Prometheus text format (on the API, or the relay's own port)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+from litestar import Response, get
+from litestar.datastructures import State
+
+from projections.relay_metrics import RelayMetrics
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+def prometheus_text(metrics: RelayMetrics | None, now: datetime | None = None) -> str:
+    if metrics is None:
+        return ""
+    now = now or datetime.now(UTC)
+    label = f'{{relay="{metrics.relay}"}}'
+    series = [
+        ("relay_leader", "gauge", "1 while this process holds the relay's leadership lock", int(metrics.leader)),
+        ("relay_nats_connected", "gauge", "1 while connected to NATS", int(metrics.nats_connected)),
+        ("relay_head_position", "gauge", "Last position in the event log", metrics.head_position),
+        ("relay_published_position", "gauge", "Last position acknowledged by JetStream", metrics.published_position),
+        ("relay_lag_positions", "gauge", "Events in the log not yet on the stream", metrics.lag_positions),
+        ("relay_lag_seconds", "gauge", "Age of the oldest event not yet on the stream", metrics.lag_seconds(now)),
+        ("relay_published_total", "counter", "Messages acknowledged by JetStream", metrics.published_total),
+        ("relay_published_per_second", "gauge", "Acked messages per second (10 s)", metrics.published_per_second),
+        ("relay_duplicates_total", "counter", "Publishes JetStream dropped as duplicates", metrics.duplicates_total),
+        ("relay_data_omitted_total", "counter", "Events sent without data (too large)", metrics.data_omitted_total),
+        ("relay_errors_total", "counter", "NATS or database failures the relay retried", metrics.errors_total),
+    ]
+    lines = []
+    for name, kind, help_text, value in series:
+        lines += [f"# HELP catalog_es_{name} {help_text}", f"# TYPE catalog_es_{name} {kind}"]
+        lines.append(f"catalog_es_{name}{label} {value}")
+    return "\n".join(lines) + "\n"
+
+
+@get("/metrics", include_in_schema=False)
+async def metrics(state: State) -> Response[str]:
+    text = prometheus_text(getattr(state, "relay_metrics", None))
+    return Response(text, media_type=CONTENT_TYPE)
+
+
+async def serve_metrics(host: str, port: int, relay_metrics: RelayMetrics) -> asyncio.Server:
+    """A minimal HTTP endpoint for a relay running on its own: every request gets the metrics."""
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+            body = prometheus_text(relay_metrics).encode()
+            head = f"HTTP/1.1 200 OK\r\nContent-Type: {CONTENT_TYPE}\r\nContent-Length: {len(body)}\r\n"
+            writer.write(head.encode() + b"Connection: close\r\n\r\n" + body)
+            await writer.drain()
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    return await asyncio.start_server(answer, host, port)

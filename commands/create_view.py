@@ -1,0 +1,73 @@
+"""Create a view: first metadata decided, written to storage, then recorded."""
+
+from __future__ import annotations
+
+import uuid
+
+import msgspec
+
+from catalog_es.errors import BadRequestError
+from catalog_es.events import Json, ViewCreated
+from catalog_es.eventstore import EventMetadata
+from catalog_es.identifiers import Namespace, validate_name
+from catalog_es.locations import require_inside_warehouse
+from catalog_es.view_metadata import new_view_metadata, next_view_metadata_location, view_metadata_to_json
+from commands.context import CommandContext
+from commands.table_writes import existing_namespace, metadata_written
+from commands.view_writes import ViewResult, claim_view_name
+
+
+class CreateView(msgspec.Struct, frozen=True):
+    warehouse_id: uuid.UUID
+    namespace: Namespace
+    name: str
+    schema: Json
+    view_version: Json
+    metadata: EventMetadata
+    location: str | None = None
+    properties: dict[str, str] = {}
+
+
+async def handle_create_view(cmd: CreateView, ctx: CommandContext) -> ViewResult:
+    """Create the view, by default at `<namespace location>/<view id>`.
+
+    Raises:
+        BadRequestError: invalid name, schema or view version.
+        InvalidLocationError: the location is not strictly inside the warehouse.
+        NoSuchNamespaceError: the namespace does not exist.
+        AlreadyExistsError: a table or view by that name exists.
+    """
+    try:
+        validate_name(cmd.name, "view")
+    except ValueError as exc:
+        raise BadRequestError(str(exc)) from None
+    warehouse = await ctx.warehouse(cmd.warehouse_id)
+    view_id = ctx.ids.new_id()
+    async with ctx.store.connection() as conn:
+        namespace = await existing_namespace(ctx, conn, cmd.warehouse_id, cmd.namespace)
+        await claim_view_name(ctx, conn, namespace_id=namespace.id, name=cmd.name, view_id=view_id)
+    base = namespace.properties.get("location", f"{warehouse.location}/{namespace.id}")
+    location = require_inside_warehouse(cmd.location or f"{base}/{view_id}", warehouse.location)
+    metadata = new_view_metadata(
+        view_uuid=view_id,
+        location=location,
+        schema=cmd.schema,
+        view_version=cmd.view_version,
+        properties=cmd.properties,
+        now_ms=ctx.now_ms(),
+    )
+    metadata_location = next_view_metadata_location(location, None, ctx.ids.new_id())
+    document = view_metadata_to_json(metadata)
+    async with metadata_written(ctx, ctx.storage(warehouse), metadata_location, document, cmd.metadata) as tx:
+        namespace = await existing_namespace(ctx, tx.conn, cmd.warehouse_id, cmd.namespace)
+        await claim_view_name(ctx, tx.conn, namespace_id=namespace.id, name=cmd.name, view_id=view_id)
+        event = ViewCreated(
+            view_id=view_id,
+            warehouse_id=warehouse.id,
+            namespace_id=namespace.id,
+            name=cmd.name,
+            metadata_location=metadata_location,
+            metadata=document,
+        )
+        await tx.append(event, expected_version=0)
+    return ViewResult(metadata_location=metadata_location, metadata=document)

@@ -1,0 +1,39 @@
+"""Shared steps of view writes: the result shape and the claim on a name in the shared table/view name space."""
+
+from __future__ import annotations
+
+import uuid
+
+import msgspec
+
+from catalog_es.database import Connection
+from catalog_es.errors import AlreadyExistsError, NoSuchViewError
+from catalog_es.events import Json
+from catalog_es.identifiers import Namespace
+from commands.context import CommandContext
+
+
+class ViewResult(msgspec.Struct, frozen=True):
+    """What a client gets back: the view metadata and where it is stored."""
+
+    metadata_location: str
+    metadata: Json
+
+
+def missing_view(namespace: Namespace, name: str) -> NoSuchViewError:
+    return NoSuchViewError(f"View does not exist: {namespace}.{name}")
+
+
+async def claim_view_name(
+    ctx: CommandContext, conn: Connection, *, namespace_id: uuid.UUID, name: str, view_id: uuid.UUID
+) -> None:
+    """Check that a new view's name and id are free.
+
+    Raises:
+        AlreadyExistsError: a table or view by that name (any case), or a view with that id, exists.
+    """
+    # Tables and views share one name space per namespace (spec: createView 409).
+    if await ctx.state.table_name_taken(conn, namespace_id, name):
+        raise AlreadyExistsError(f"A table or view already exists with the name {name}")
+    if await ctx.state.view_id_taken(conn, view_id):
+        raise AlreadyExistsError(f"A view with uuid {view_id} already exists")
