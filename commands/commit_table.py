@@ -17,7 +17,6 @@ from commands.table_writes import (
     TableResult,
     claim_location,
     claim_name_and_location,
-    existing_namespace,
     metadata_written,
 )
 
@@ -132,7 +131,7 @@ async def _create(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow
     document = metadata_to_json(created)
     table_id = created.table_uuid
     async with metadata_written(ctx, ctx.storage(warehouse), metadata_location, document, cmd.metadata) as tx:
-        namespace = await existing_namespace(ctx, tx.conn, warehouse.id, cmd.namespace)
+        namespace = await ctx.existing_namespace(tx.conn, warehouse.id, cmd.namespace)
         await claim_name_and_location(
             ctx,
             tx.conn,

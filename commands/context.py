@@ -9,9 +9,11 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from catalog_es.clock import Clock, IdSource, millis
-from catalog_es.errors import NoSuchWarehouseError
+from catalog_es.database import Connection
+from catalog_es.errors import NoSuchNamespaceError, NoSuchWarehouseError
 from catalog_es.eventstore import EventStore
-from catalog_es.state import CatalogState, WarehouseRow
+from catalog_es.identifiers import Namespace
+from catalog_es.state import CatalogState, NamespaceRow, WarehouseRow
 from catalog_es.storage import WarehouseStorage
 
 _T = TypeVar("_T")
@@ -31,6 +33,13 @@ class CommandContext:
 
     def now_ms(self) -> int:
         return millis(self.clock.now())
+
+    async def existing_namespace(self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace) -> NamespaceRow:
+        """Raises: NoSuchNamespaceError."""
+        row = await self.state.namespace(conn, warehouse_id, namespace)
+        if row is None:
+            raise NoSuchNamespaceError(f"Namespace does not exist: {namespace}")
+        return row
 
     async def warehouse(self, warehouse_id: uuid.UUID) -> WarehouseRow:
         """Raises: NoSuchWarehouseError."""

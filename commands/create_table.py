@@ -13,7 +13,7 @@ from catalog_es.identifiers import Namespace, validate_name
 from catalog_es.locations import require_inside_warehouse
 from catalog_es.table_metadata import metadata_to_json, new_metadata, next_metadata_location
 from commands.context import CommandContext, off_loop
-from commands.table_writes import TableResult, claim_name_and_location, existing_namespace, metadata_written
+from commands.table_writes import TableResult, claim_name_and_location, metadata_written
 
 
 class CreateTable(msgspec.Struct, frozen=True):
@@ -45,7 +45,7 @@ async def handle_create_table(cmd: CreateTable, ctx: CommandContext) -> TableRes
     warehouse = await ctx.warehouse(cmd.warehouse_id)
     table_id = ctx.ids.new_id()
     async with ctx.store.connection() as conn:
-        namespace = await existing_namespace(ctx, conn, cmd.warehouse_id, cmd.namespace)
+        namespace = await ctx.existing_namespace(conn, cmd.warehouse_id, cmd.namespace)
         if await ctx.state.table_name_taken(conn, namespace.id, cmd.name):
             raise AlreadyExistsError(f"Table already exists: {cmd.namespace}.{cmd.name}")
     base = namespace.properties.get("location", f"{warehouse.location}/{namespace.id}")

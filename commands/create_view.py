@@ -13,7 +13,7 @@ from catalog_es.identifiers import Namespace, validate_name
 from catalog_es.locations import require_inside_warehouse
 from catalog_es.view_metadata import new_view_metadata, next_view_metadata_location, view_metadata_to_json
 from commands.context import CommandContext
-from commands.table_writes import existing_namespace, metadata_written
+from commands.table_writes import metadata_written
 from commands.view_writes import ViewResult, claim_view_name
 
 
@@ -44,7 +44,7 @@ async def handle_create_view(cmd: CreateView, ctx: CommandContext) -> ViewResult
     warehouse = await ctx.warehouse(cmd.warehouse_id)
     view_id = ctx.ids.new_id()
     async with ctx.store.connection() as conn:
-        namespace = await existing_namespace(ctx, conn, cmd.warehouse_id, cmd.namespace)
+        namespace = await ctx.existing_namespace(conn, cmd.warehouse_id, cmd.namespace)
         await claim_view_name(ctx, conn, namespace_id=namespace.id, name=cmd.name, view_id=view_id)
     base = namespace.properties.get("location", f"{warehouse.location}/{namespace.id}")
     location = require_inside_warehouse(cmd.location or f"{base}/{view_id}", warehouse.location)
@@ -59,7 +59,7 @@ async def handle_create_view(cmd: CreateView, ctx: CommandContext) -> ViewResult
     metadata_location = next_view_metadata_location(location, None, ctx.ids.new_id())
     document = view_metadata_to_json(metadata)
     async with metadata_written(ctx, ctx.storage(warehouse), metadata_location, document, cmd.metadata) as tx:
-        namespace = await existing_namespace(ctx, tx.conn, cmd.warehouse_id, cmd.namespace)
+        namespace = await ctx.existing_namespace(tx.conn, cmd.warehouse_id, cmd.namespace)
         await claim_view_name(ctx, tx.conn, namespace_id=namespace.id, name=cmd.name, view_id=view_id)
         event = ViewCreated(
             view_id=view_id,

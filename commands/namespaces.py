@@ -6,7 +6,6 @@ import uuid
 
 import msgspec
 
-from catalog_es.database import Connection
 from catalog_es.errors import (
     AlreadyExistsError,
     BadRequestError,
@@ -18,7 +17,6 @@ from catalog_es.events import NamespaceCreated, NamespaceDropped, NamespacePrope
 from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace, validate_name
 from catalog_es.locations import require_inside_warehouse
-from catalog_es.state import NamespaceRow
 from commands.context import CommandContext
 
 
@@ -47,15 +45,6 @@ class DropNamespace(msgspec.Struct, frozen=True):
     warehouse_id: uuid.UUID
     namespace: Namespace
     metadata: EventMetadata
-
-
-async def _existing(
-    ctx: CommandContext, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace
-) -> NamespaceRow:
-    row = await ctx.state.namespace(conn, warehouse_id, namespace)
-    if row is None:
-        raise NoSuchNamespaceError(f"Namespace does not exist: {namespace}")
-    return row
 
 
 def _validate(namespace: Namespace) -> None:
@@ -118,7 +107,7 @@ async def handle_update_namespace_properties(
         warehouse = await ctx.warehouse(cmd.warehouse_id)
         updates["location"] = require_inside_warehouse(updates["location"], warehouse.location)
     async with ctx.store.transaction(cmd.metadata) as tx:
-        row = await _existing(ctx, tx.conn, cmd.warehouse_id, cmd.namespace)
+        row = await ctx.existing_namespace(tx.conn, cmd.warehouse_id, cmd.namespace)
         removed = sorted(key for key in set(cmd.removals) if key in row.properties)
         missing = sorted(key for key in set(cmd.removals) if key not in row.properties)
         event = NamespacePropertiesUpdated(
@@ -136,7 +125,7 @@ async def handle_drop_namespace(cmd: DropNamespace, ctx: CommandContext) -> None
         NamespaceNotEmptyError: it still holds tables or child namespaces.
     """
     async with ctx.store.transaction(cmd.metadata) as tx:
-        row = await _existing(ctx, tx.conn, cmd.warehouse_id, cmd.namespace)
+        row = await ctx.existing_namespace(tx.conn, cmd.warehouse_id, cmd.namespace)
         if not await ctx.state.namespace_is_empty(tx.conn, row):
             raise NamespaceNotEmptyError(f"Namespace is not empty: {cmd.namespace}")
         event = NamespaceDropped(namespace_id=row.id, warehouse_id=row.warehouse_id)

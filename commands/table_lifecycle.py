@@ -14,7 +14,7 @@ from catalog_es.locations import require_inside_warehouse
 from catalog_es.state import TableRow
 from catalog_es.table_metadata import parse_metadata
 from commands.context import CommandContext, off_loop
-from commands.table_writes import TableResult, claim_name_and_location, existing_namespace
+from commands.table_writes import TableResult, claim_name_and_location
 
 
 class DropTable(msgspec.Struct, frozen=True):
@@ -80,7 +80,7 @@ async def handle_rename_table(cmd: RenameTable, ctx: CommandContext) -> None:
         row = await ctx.state.table(tx.conn, cmd.warehouse_id, cmd.source_namespace, cmd.source_name)
         if row is None:
             raise _missing(cmd.source_namespace, cmd.source_name)
-        destination = await existing_namespace(ctx, tx.conn, cmd.warehouse_id, cmd.destination_namespace)
+        destination = await ctx.existing_namespace(tx.conn, cmd.warehouse_id, cmd.destination_namespace)
         taken = await ctx.state.table(tx.conn, cmd.warehouse_id, cmd.destination_namespace, cmd.destination_name)
         if taken is not None and taken.id != row.id:
             raise AlreadyExistsError(f"Table already exists: {cmd.destination_namespace}.{cmd.destination_name}")
@@ -118,7 +118,7 @@ async def handle_register_table(cmd: RegisterTable, ctx: CommandContext) -> Tabl
         raise BadRequestError(f"Cannot read metadata file {cmd.metadata_location}: {exc}") from None
     metadata = parse_metadata(document)
     async with ctx.store.transaction(cmd.metadata) as tx:
-        namespace = await existing_namespace(ctx, tx.conn, cmd.warehouse_id, cmd.namespace)
+        namespace = await ctx.existing_namespace(tx.conn, cmd.warehouse_id, cmd.namespace)
         existing: TableRow | None = await ctx.state.table(tx.conn, cmd.warehouse_id, cmd.namespace, cmd.name)
         if existing is not None and not cmd.overwrite:
             raise AlreadyExistsError(f"Table already exists: {cmd.namespace}.{cmd.name}")

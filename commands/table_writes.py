@@ -9,12 +9,11 @@ from contextlib import asynccontextmanager, suppress
 import msgspec
 
 from catalog_es.database import Connection
-from catalog_es.errors import AlreadyExistsError, InvalidLocationError, NoSuchNamespaceError
+from catalog_es.errors import AlreadyExistsError, InvalidLocationError
 from catalog_es.events import Json
 from catalog_es.eventstore import EventMetadata, Transaction
-from catalog_es.identifiers import Namespace
 from catalog_es.locations import require_inside_warehouse
-from catalog_es.state import NamespaceRow, WarehouseRow
+from catalog_es.state import WarehouseRow
 from catalog_es.storage import WarehouseStorage
 from commands.context import CommandContext, off_loop
 
@@ -24,16 +23,6 @@ class TableResult(msgspec.Struct, frozen=True):
 
     metadata_location: str | None
     metadata: Json
-
-
-async def existing_namespace(
-    ctx: CommandContext, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace
-) -> NamespaceRow:
-    """Raises: NoSuchNamespaceError."""
-    row = await ctx.state.namespace(conn, warehouse_id, namespace)
-    if row is None:
-        raise NoSuchNamespaceError(f"Namespace does not exist: {namespace}")
-    return row
 
 
 async def claim_name_and_location(

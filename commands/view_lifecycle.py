@@ -13,7 +13,6 @@ from catalog_es.identifiers import Namespace, name_key, validate_name
 from catalog_es.locations import require_inside_warehouse
 from catalog_es.view_metadata import parse_view_metadata
 from commands.context import CommandContext, off_loop
-from commands.table_writes import existing_namespace
 from commands.view_writes import ViewResult, claim_view_name, missing_view
 
 
@@ -75,7 +74,7 @@ async def handle_rename_view(cmd: RenameView, ctx: CommandContext) -> None:
         row = await ctx.state.view(tx.conn, cmd.warehouse_id, cmd.source_namespace, cmd.source_name)
         if row is None:
             raise missing_view(cmd.source_namespace, cmd.source_name)
-        destination = await existing_namespace(ctx, tx.conn, cmd.warehouse_id, cmd.destination_namespace)
+        destination = await ctx.existing_namespace(tx.conn, cmd.warehouse_id, cmd.destination_namespace)
         only_case_changes = destination.id == row.namespace_id and name_key(cmd.destination_name) == name_key(row.name)
         if not only_case_changes and await ctx.state.table_name_taken(tx.conn, destination.id, cmd.destination_name):
             raise AlreadyExistsError(
@@ -114,7 +113,7 @@ async def handle_register_view(cmd: RegisterView, ctx: CommandContext) -> ViewRe
     except ValueError:
         raise BadRequestError(f"Invalid view-uuid in {cmd.metadata_location}: {metadata.view_uuid!r}") from None
     async with ctx.store.transaction(cmd.metadata) as tx:
-        namespace = await existing_namespace(ctx, tx.conn, cmd.warehouse_id, cmd.namespace)
+        namespace = await ctx.existing_namespace(tx.conn, cmd.warehouse_id, cmd.namespace)
         await claim_view_name(ctx, tx.conn, namespace_id=namespace.id, name=cmd.name, view_id=view_id)
         event = ViewRegistered(
             view_id=view_id,

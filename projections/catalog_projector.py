@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import singledispatch
 
+from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from catalog_es.database import Connection
@@ -17,11 +18,13 @@ from catalog_es.events import (
     TableCommitted,
     TableCreated,
     TableDropped,
+    TableEvent,
     TableRegistered,
     TableRenamed,
     ViewCommitted,
     ViewCreated,
     ViewDropped,
+    ViewEvent,
     ViewRegistered,
     ViewRenamed,
     WarehouseCreated,
@@ -97,15 +100,32 @@ async def _(event: NamespaceDropped, conn: Connection, version: int) -> None:
     await conn.execute("DELETE FROM namespaces WHERE id = %s", (event.namespace_id,))
 
 
-async def _insert_table(conn: Connection, event: TableCreated | TableRegistered, version: int) -> None:
-    await conn.execute(
-        "INSERT INTO tables (id, warehouse_id, namespace_id, name, name_key, location, metadata_location,"
+# Tables and views are projected alike, each into its own relation.
+Tabular = TableEvent | ViewEvent
+
+
+def _relation(event: Tabular) -> sql.Identifier:
+    return sql.Identifier("tables" if isinstance(event, TableEvent) else "views")
+
+
+@_apply.register(TableCreated)
+@_apply.register(TableRegistered)
+@_apply.register(ViewCreated)
+@_apply.register(ViewRegistered)
+async def _insert_tabular(
+    event: TableCreated | TableRegistered | ViewCreated | ViewRegistered, conn: Connection, version: int
+) -> None:
+    query = sql.SQL(
+        "INSERT INTO {} (id, warehouse_id, namespace_id, name, name_key, location, metadata_location,"
         " metadata, version) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
         " ON CONFLICT (id) DO UPDATE SET namespace_id = excluded.namespace_id, name = excluded.name,"
         " name_key = excluded.name_key, location = excluded.location,"
-        " metadata_location = excluded.metadata_location, metadata = excluded.metadata, version = excluded.version",
+        " metadata_location = excluded.metadata_location, metadata = excluded.metadata, version = excluded.version"
+    ).format(_relation(event))
+    await conn.execute(
+        query,
         (
-            event.table_id,
+            event.entity_id,
             event.warehouse_id,
             event.namespace_id,
             event.name,
@@ -118,96 +138,27 @@ async def _insert_table(conn: Connection, event: TableCreated | TableRegistered,
     )
 
 
-@_apply.register
-async def _(event: TableCreated, conn: Connection, version: int) -> None:
-    await _insert_table(conn, event, version)
+@_apply.register(TableCommitted)
+@_apply.register(ViewCommitted)
+async def _commit_tabular(event: TableCommitted | ViewCommitted, conn: Connection, version: int) -> None:
+    query = sql.SQL(
+        "UPDATE {} SET location = %s, metadata_location = %s, metadata = %s, version = %s WHERE id = %s"
+    ).format(_relation(event))
+    location = normalize_location(event.metadata["location"])
+    await conn.execute(query, (location, event.metadata_location, Jsonb(event.metadata), version, event.entity_id))
 
 
-@_apply.register
-async def _(event: TableRegistered, conn: Connection, version: int) -> None:
-    await _insert_table(conn, event, version)
-
-
-@_apply.register
-async def _(event: TableCommitted, conn: Connection, version: int) -> None:
+@_apply.register(TableRenamed)
+@_apply.register(ViewRenamed)
+async def _rename_tabular(event: TableRenamed | ViewRenamed, conn: Connection, version: int) -> None:
+    query = sql.SQL("UPDATE {} SET namespace_id = %s, name = %s, name_key = %s, version = %s WHERE id = %s")
     await conn.execute(
-        "UPDATE tables SET location = %s, metadata_location = %s, metadata = %s, version = %s WHERE id = %s",
-        (
-            normalize_location(event.metadata["location"]),
-            event.metadata_location,
-            Jsonb(event.metadata),
-            version,
-            event.table_id,
-        ),
+        query.format(_relation(event)),
+        (event.namespace_id, event.name, name_key(event.name), version, event.entity_id),
     )
 
 
-@_apply.register
-async def _(event: TableRenamed, conn: Connection, version: int) -> None:
-    await conn.execute(
-        "UPDATE tables SET namespace_id = %s, name = %s, name_key = %s, version = %s WHERE id = %s",
-        (event.namespace_id, event.name, name_key(event.name), version, event.table_id),
-    )
-
-
-@_apply.register
-async def _(event: TableDropped, conn: Connection, version: int) -> None:
-    await conn.execute("DELETE FROM tables WHERE id = %s", (event.table_id,))
-
-
-async def _insert_view(conn: Connection, event: ViewCreated | ViewRegistered, version: int) -> None:
-    await conn.execute(
-        "INSERT INTO views (id, warehouse_id, namespace_id, name, name_key, location, metadata_location,"
-        " metadata, version) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
-        " ON CONFLICT (id) DO UPDATE SET namespace_id = excluded.namespace_id, name = excluded.name,"
-        " name_key = excluded.name_key, location = excluded.location,"
-        " metadata_location = excluded.metadata_location, metadata = excluded.metadata, version = excluded.version",
-        (
-            event.view_id,
-            event.warehouse_id,
-            event.namespace_id,
-            event.name,
-            name_key(event.name),
-            normalize_location(event.metadata["location"]),
-            event.metadata_location,
-            Jsonb(event.metadata),
-            version,
-        ),
-    )
-
-
-@_apply.register
-async def _(event: ViewCreated, conn: Connection, version: int) -> None:
-    await _insert_view(conn, event, version)
-
-
-@_apply.register
-async def _(event: ViewRegistered, conn: Connection, version: int) -> None:
-    await _insert_view(conn, event, version)
-
-
-@_apply.register
-async def _(event: ViewCommitted, conn: Connection, version: int) -> None:
-    await conn.execute(
-        "UPDATE views SET location = %s, metadata_location = %s, metadata = %s, version = %s WHERE id = %s",
-        (
-            normalize_location(event.metadata["location"]),
-            event.metadata_location,
-            Jsonb(event.metadata),
-            version,
-            event.view_id,
-        ),
-    )
-
-
-@_apply.register
-async def _(event: ViewRenamed, conn: Connection, version: int) -> None:
-    await conn.execute(
-        "UPDATE views SET namespace_id = %s, name = %s, name_key = %s, version = %s WHERE id = %s",
-        (event.namespace_id, event.name, name_key(event.name), version, event.view_id),
-    )
-
-
-@_apply.register
-async def _(event: ViewDropped, conn: Connection, version: int) -> None:
-    await conn.execute("DELETE FROM views WHERE id = %s", (event.view_id,))
+@_apply.register(TableDropped)
+@_apply.register(ViewDropped)
+async def _drop_tabular(event: TableDropped | ViewDropped, conn: Connection, version: int) -> None:
+    await conn.execute(sql.SQL("DELETE FROM {} WHERE id = %s").format(_relation(event)), (event.entity_id,))
