@@ -9,6 +9,7 @@ from litestar import Controller, Request, Response, delete, get, head, post
 from litestar.params import Parameter
 
 from api.catalog.etags import etag, etag_header
+from api.catalog.listing import list_names
 from api.catalog.paging import PageRequest
 from api.dependencies import parse_namespace
 from api.encoded_slash import decode_name
@@ -21,12 +22,11 @@ from api.wire import (
     LoadTableResult,
     RegisterTableRequest,
     RenameTableRequest,
-    TableIdentifier,
 )
 from catalog_es.database import Connection
-from catalog_es.errors import BadRequestError, NoSuchNamespaceError, NoSuchTableError
+from catalog_es.errors import BadRequestError, NoSuchTableError
 from catalog_es.eventstore import EventMetadata
-from catalog_es.identifiers import Namespace, name_key
+from catalog_es.identifiers import Namespace
 from catalog_es.state import TableRow, WarehouseRow
 from catalog_es.table_metadata import only_referenced_snapshots
 from commands.commit_table import CommitTable, handle_commit_table
@@ -69,13 +69,7 @@ class TablesController(Controller):
         page_size: Annotated[int | None, Parameter(query="pageSize")] = None,
     ) -> ListTablesResponse:
         page = PageRequest.parse(page_token, page_size)
-        ident = parse_namespace(namespace)
-        row = await read_model.namespace(conn, warehouse_row.id, ident)
-        if row is None:
-            raise NoSuchNamespaceError(f"Namespace does not exist: {ident}")
-        names, token = page.cut(await read_model.list_tables(conn, row.id, page.after, page.limit), name_key)
-        identifiers = [TableIdentifier(namespace=row.parts, name=name) for name in names]
-        return ListTablesResponse(identifiers=identifiers, next_page_token=token)
+        return await list_names(conn, read_model, warehouse_row, namespace, page, read_model.list_tables)
 
     @post("/tables", status_code=200)
     async def create_table(

@@ -7,6 +7,7 @@ from typing import Annotated
 from litestar import Controller, delete, get, head, post
 from litestar.params import Parameter
 
+from api.catalog.listing import list_names
 from api.catalog.paging import PageRequest
 from api.dependencies import parse_namespace
 from api.encoded_slash import decode_name
@@ -17,12 +18,11 @@ from api.wire import (
     LoadViewResult,
     RegisterViewRequest,
     RenameTableRequest,
-    TableIdentifier,
 )
 from catalog_es.database import Connection
-from catalog_es.errors import NoSuchNamespaceError, NoSuchViewError
+from catalog_es.errors import NoSuchViewError
 from catalog_es.eventstore import EventMetadata
-from catalog_es.identifiers import Namespace, name_key
+from catalog_es.identifiers import Namespace
 from catalog_es.state import ViewRow, WarehouseRow
 from commands.commit_view import CommitView, handle_commit_view
 from commands.context import CommandContext
@@ -67,13 +67,7 @@ class ViewsController(Controller):
         page_size: Annotated[int | None, Parameter(query="pageSize")] = None,
     ) -> ListTablesResponse:
         page = PageRequest.parse(page_token, page_size)
-        ident = parse_namespace(namespace)
-        row = await read_model.namespace(conn, warehouse_row.id, ident)
-        if row is None:
-            raise NoSuchNamespaceError(f"Namespace does not exist: {ident}")
-        names, token = page.cut(await read_model.list_views(conn, row.id, page.after, page.limit), name_key)
-        identifiers = [TableIdentifier(namespace=row.parts, name=name) for name in names]
-        return ListTablesResponse(identifiers=identifiers, next_page_token=token)
+        return await list_names(conn, read_model, warehouse_row, namespace, page, read_model.list_views)
 
     @post("/views", status_code=200)
     async def create_view(

@@ -1,0 +1,36 @@
+"""Listing the tables or views of a namespace, one page at a time."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+
+from api.catalog.paging import PageRequest
+from api.dependencies import parse_namespace
+from api.wire import ListTablesResponse, TableIdentifier
+from catalog_es.database import Connection
+from catalog_es.errors import NoSuchNamespaceError
+from catalog_es.identifiers import name_key
+from catalog_es.state import WarehouseRow
+from projections.catalog_queries import CatalogReadModel
+
+# (connection, namespace id, after key, limit) -> names
+NameLister = Callable[[Connection, uuid.UUID, str, int | None], Awaitable[list[str]]]
+
+
+async def list_names(
+    conn: Connection,
+    read_model: CatalogReadModel,
+    warehouse: WarehouseRow,
+    namespace: str,
+    page: PageRequest,
+    lister: NameLister,
+) -> ListTablesResponse:
+    """Raises: NoSuchNamespaceError."""
+    ident = parse_namespace(namespace)
+    row = await read_model.namespace(conn, warehouse.id, ident)
+    if row is None:
+        raise NoSuchNamespaceError(f"Namespace does not exist: {ident}")
+    names, token = page.cut(await lister(conn, row.id, page.after, page.limit), name_key)
+    identifiers = [TableIdentifier(namespace=row.parts, name=name) for name in names]
+    return ListTablesResponse(identifiers=identifiers, next_page_token=token)
