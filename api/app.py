@@ -17,6 +17,7 @@ from api.errors import EXCEPTION_HANDLERS
 from api.health import health
 from api.idempotency import IdempotencyMiddleware
 from api.logging import RequestIdMiddleware
+from api.management.audit import AuditController
 from api.metrics import metrics
 from api.settings import Settings
 from catalog_es.clock import RandomIds, SystemClock
@@ -58,6 +59,7 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
             commit_transaction,
             ViewsController,
             rename_view,
+            AuditController,
         ],
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]

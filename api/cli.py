@@ -14,23 +14,31 @@ import typer
 import uvicorn
 
 from api.app import create_app
+from api.audit_cli import audit_cli
 from api.encoded_slash import keep_encoded_slashes
 from api.event_subscriber import subscribe_events
 from api.logging import configure_logging
 from api.metrics import serve_metrics
 from api.nats_runtime import nats_url, relay_config, run_relay
+from api.projector_cli import audit_verify, projections_cli, projector_cli
 from api.runtime import bootstrap, database_dsn, migrate
 from api.settings import Settings, load_settings
 from catalog_es.database import open_pool
 from catalog_es.eventstore import read_events
 from projections.cloudevents import encode_structured
 from projections.nats_relay import RelayConfig
+from projections.projection_registry import PROCESS_PROJECTIONS
+from projections.projector_runner import run_projectors
 from projections.relay_checkpoint import relay_status
 from projections.relay_metrics import RelayMetrics
 
 cli = typer.Typer(help="catalog-es: an event-sourced Apache Iceberg REST catalog.", no_args_is_help=True)
 events_cli = typer.Typer(help="Read the event log.", no_args_is_help=True)
 cli.add_typer(events_cli, name="events")
+cli.add_typer(audit_cli, name="audit")
+cli.add_typer(projector_cli, name="projector")
+cli.add_typer(projections_cli, name="projections")
+audit_cli.command("verify")(audit_verify)
 
 DataDir = Annotated[
     str | None, typer.Option("--data-dir", help="Embedded mode's data directory [default: ./.catalog-es]")
@@ -56,8 +64,8 @@ Connect Spark (conf keys):
 """
 
 
-async def _serve(settings: Settings, dsn: str, relay: RelayConfig | None = None) -> None:
-    """The API, and with `relay` the NATS relay as a background task (cancelled on shutdown)."""
+async def _serve(settings: Settings, dsn: str, relay: RelayConfig | None = None, *, projectors: bool = False) -> None:
+    """The API, and with `relay` the NATS relay (with `projectors` the projector processes) as background tasks."""
     relay_metrics = RelayMetrics() if relay else None
     config = uvicorn.Config(
         keep_encoded_slashes(create_app(settings, dsn, relay_metrics=relay_metrics)),
@@ -73,6 +81,7 @@ async def _serve(settings: Settings, dsn: str, relay: RelayConfig | None = None)
     if server.started:
         typer.echo(_connect_banner(settings))
     relaying = asyncio.create_task(run_relay(dsn, relay, relay_metrics)) if relay and relay_metrics else None
+    projecting = asyncio.create_task(run_projectors(dsn, PROCESS_PROJECTIONS)) if projectors else None
     if relay and server.started:
         typer.echo(
             f"Change events: {relay.nats_url} (JetStream stream {relay.stream}, subjects {relay.subject_prefix}.>)"
@@ -80,10 +89,11 @@ async def _serve(settings: Settings, dsn: str, relay: RelayConfig | None = None)
     try:
         await serving
     finally:
-        if relaying:
-            relaying.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await relaying
+        for background in (relaying, projecting):
+            if background:
+                background.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await background
 
 
 def _stop_on_sigterm() -> None:
@@ -113,7 +123,8 @@ def serve(
     asyncio.run(bootstrap(dsn, settings))
     url, embedded_nats = nats_url(settings, start=True)
     try:
-        asyncio.run(_serve(settings, dsn, relay_config(settings.nats, url) if url else None))
+        relay = relay_config(settings.nats, url) if url else None
+        asyncio.run(_serve(settings, dsn, relay, projectors=settings.pg_dsn is None))  # embedded: projectors in-process
     finally:
         if embedded_nats:
             embedded_nats.stop()

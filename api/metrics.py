@@ -1,4 +1,4 @@
-"""GET /metrics: the relay's figures in the Prometheus text format (on the API, or the relay's own port)."""
+"""GET /metrics: relay figures and projector lag in the Prometheus text format (on the API, or the relay's port)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 from litestar import Response, get
 from litestar.datastructures import State
 
+from projections.projection_registry import all_statuses
+from projections.projector_checkpoint import ProjectorStatus
 from projections.relay_metrics import RelayMetrics
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -38,9 +40,26 @@ def prometheus_text(metrics: RelayMetrics | None, now: datetime | None = None) -
     return "\n".join(lines) + "\n"
 
 
+def projector_text(statuses: list[ProjectorStatus]) -> str:
+    """Checkpoint, head and lag gauges per projector (read from the database at scrape time)."""
+    series = [
+        ("projector_checkpoint_position", "Last position applied to the read model", "checkpoint"),
+        ("projector_head_position", "Last position in the event log", "head"),
+        ("projector_lag_positions", "Events in the log not yet applied", "lag_positions"),
+        ("projector_lag_seconds", "Age of the oldest event not yet applied", "lag_seconds"),
+    ]
+    lines = []
+    for name, help_text, field in series:
+        lines += [f"# HELP catalog_es_{name} {help_text}", f"# TYPE catalog_es_{name} gauge"]
+        lines += [f'catalog_es_{name}{{projector="{s.projector}"}} {getattr(s, field)}' for s in statuses]
+    return "\n".join(lines) + "\n" if statuses else ""
+
+
 @get("/metrics", include_in_schema=False)
 async def metrics(state: State) -> Response[str]:
     text = prometheus_text(getattr(state, "relay_metrics", None))
+    async with state.ctx.store.connection() as conn:
+        text += projector_text(await all_statuses(conn, datetime.now(UTC)))
     return Response(text, media_type=CONTENT_TYPE)
 
 

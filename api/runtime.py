@@ -15,7 +15,9 @@ from commands.bootstrap import EnsureDefaultWarehouse, handle_ensure_default_war
 from commands.context import CommandContext
 from projections.catalog_projector import project_catalog
 from projections.catalog_queries import CatalogReadModel
+from projections.event_history import EVENT_HISTORY_MIGRATIONS
 from projections.metrics_reports import METRICS_MIGRATIONS
+from projections.projection_registry import PROJECTOR_MIGRATIONS
 from projections.read_model_migrations import READ_MODEL_MIGRATIONS
 from projections.relay_checkpoint import RELAY_MIGRATIONS
 
@@ -25,6 +27,8 @@ ALL_MIGRATIONS = (
     *READ_MODEL_MIGRATIONS,
     *METRICS_MIGRATIONS,
     *RELAY_MIGRATIONS,
+    *EVENT_HISTORY_MIGRATIONS,
+    *PROJECTOR_MIGRATIONS,
 )
 
 

@@ -202,6 +202,16 @@ class EventStore:
             return int(row[0]) if row else 0
 
 
+def check_contiguous(after: int, events: Sequence[RecordedEvent]) -> None:
+    """Positions are gap-free: a batch read after `after` must be `after + 1, after + 2, ...`.
+
+    Raises:
+        RuntimeError: the log has a hole, which is a bug, never something to skip.
+    """
+    if events and (events[0].position != after + 1 or events[-1].position != after + len(events)):
+        raise RuntimeError(f"The log has a hole after position {after}: a bug, not something to skip")
+
+
 async def read_events(
     conn: Connection, *, after: int = 0, limit: int | None = None, last: int | None = None
 ) -> list[RecordedEvent]:

@@ -2,32 +2,71 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from psycopg import sql
 
 from catalog_es.database import Connection
-from catalog_es.eventstore import read_events
+from catalog_es.eventstore import InlineProjector, check_contiguous, read_events
+from catalog_es.migrations import Migration
 from projections.catalog_projector import READ_MODEL_TABLES, project_catalog
 from projections.read_model_migrations import READ_MODEL_MIGRATIONS
 
 _BATCH = 1000
 
 Rows = dict[str, list[tuple[Any, ...]]]
+Progress = Callable[[int], None]
 
 
 async def rebuild_into(conn: Connection, schema: str) -> int:
     """Create `schema` with empty read models and replay the whole log into it; returns the events applied."""
-    applied = 0
     async with conn.transaction():
-        await conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
-        await conn.execute(sql.SQL("SET LOCAL search_path TO {}, public").format(sql.Identifier(schema)))
-        for migration in READ_MODEL_MIGRATIONS:
-            await conn.execute(migration.sql.encode())
-        while batch := await read_events(conn, after=applied, limit=_BATCH):
-            await project_catalog(conn, batch)
-            applied = batch[-1].position
-    return applied
+        await create_read_models(conn, schema, READ_MODEL_MIGRATIONS)
+        return await replay(conn, schema, project_catalog, after=0)
+
+
+async def create_read_models(conn: Connection, schema: str, migrations: Sequence[Migration]) -> None:
+    """Create `schema` holding empty tables from the read model's migrations (inside the caller's transaction)."""
+    await conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+    await use_schema(conn, schema)
+    for migration in migrations:
+        await conn.execute(migration.sql.encode())
+
+
+async def use_schema(conn: Connection, schema: str) -> None:
+    """Until the transaction ends, unqualified read-model names mean `schema` (the log stays where it is)."""
+    await conn.execute(
+        "SELECT set_config('search_path', quote_ident(%s) || ', ' || current_setting('search_path'), true)", (schema,)
+    )
+
+
+async def replay(
+    conn: Connection,
+    schema: str,
+    apply: InlineProjector,
+    *,
+    after: int,
+    until: int | None = None,
+    batch: int = _BATCH,
+    progress: Progress | None = None,
+) -> int:
+    """Apply the events after `after` (through `until`) to `schema`'s tables, in the caller's transaction."""
+    await use_schema(conn, schema)
+    while events := await read_events(conn, after=after, limit=batch):
+        check_contiguous(after, events)
+        if until is not None:
+            events = [e for e in events if e.position <= until]
+            if not events:
+                break
+        async with conn.pipeline():  # one round trip per batch instead of one per statement
+            await apply(conn, events)
+        after = events[-1].position
+        if progress:
+            progress(after)
+        if until is not None and after >= until:
+            break
+    return after
 
 
 async def read_model_rows(conn: Connection, schema: str) -> Rows:

@@ -37,18 +37,19 @@ def free_port() -> int:
 def start_catalog(data_dir: Path, env: dict[str, str], port: int | None = None) -> RunningCatalog:
     """Start the server and wait until /health answers 200 (or fail with its output)."""
     port = port or free_port()
-    log = (data_dir.parent / f"serve-{port}.log").open("ab")
-    process = subprocess.Popen(
-        [*CLI, "serve", "--data-dir", str(data_dir), "--port", str(port)],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    log_path = data_dir.parent / f"serve-{port}.log"
+    with log_path.open("ab") as log:  # the child keeps its own copy of the descriptor
+        process = subprocess.Popen(
+            [*CLI, "serve", "--data-dir", str(data_dir), "--port", str(port)],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     base_url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"catalog-es serve exited with {process.returncode}: {Path(log.name).read_text()}")
+            raise RuntimeError(f"catalog-es serve exited with {process.returncode}: {log_path.read_text()}")
         try:
             if httpx.get(f"{base_url}/health", timeout=1).status_code == 200:
                 return RunningCatalog(process=process, base_url=base_url, data_dir=data_dir, env=env)
@@ -56,7 +57,7 @@ def start_catalog(data_dir: Path, env: dict[str, str], port: int | None = None) 
             pass
         time.sleep(0.2)
     process.kill()
-    raise RuntimeError(f"catalog-es serve did not become healthy: {Path(log.name).read_text()}")
+    raise RuntimeError(f"catalog-es serve did not become healthy: {log_path.read_text()}")
 
 
 def stop_catalog(catalog: RunningCatalog) -> int:

@@ -1,0 +1,98 @@
+"""A pure summary of what one table or view change did: snapshots, schemas, properties, location."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+Json = dict[str, Any]
+
+# The update actions folded into named fields; any other action is listed by name in `other`.
+_SUMMARISED = {
+    "add-snapshot",
+    "remove-snapshots",
+    "add-schema",
+    "set-current-schema",
+    "set-properties",
+    "remove-properties",
+    "set-location",
+    "set-snapshot-ref",
+}
+
+
+class ChangeSummary(msgspec.Struct, frozen=True, kw_only=True, rename="kebab", omit_defaults=True):
+    """What a change did, in Iceberg terms; empty fields are left out of the JSON form."""
+
+    snapshots_added: list[int] = []
+    snapshots_removed: list[int] = []
+    schemas_added: list[int] = []
+    current_schema_id: int | None = None
+    properties_set: dict[str, str] = {}
+    properties_removed: list[str] = []
+    location: str | None = None
+    refs_set: dict[str, int] = {}
+    other: list[str] = []
+
+    def describe(self) -> str:
+        """One line for a terminal, e.g. `+snapshot 42; schema 1 (current); set owner=bob`."""
+        parts = [f"+snapshot {sid}" for sid in self.snapshots_added]
+        parts += [f"-snapshot {sid}" for sid in self.snapshots_removed]
+        parts += [f"+schema {sid}" for sid in self.schemas_added]
+        if self.current_schema_id is not None:
+            parts.append(f"current schema {self.current_schema_id}")
+        parts += [f"ref {name}={sid}" for name, sid in self.refs_set.items()]
+        parts += [f"set {key}={value}" for key, value in self.properties_set.items()]
+        parts += [f"unset {key}" for key in self.properties_removed]
+        if self.location is not None:
+            parts.append(f"location {self.location}")
+        parts += self.other
+        return "; ".join(parts)
+
+
+def summarize_updates(updates: list[Json], metadata: Json | None = None) -> ChangeSummary:
+    """Fold a commit's updates; `metadata` (the result) resolves `-1`, "the schema added last"."""
+    added: list[int] = []
+    fields: Json = {
+        "snapshots_added": [],
+        "snapshots_removed": [],
+        "schemas_added": added,
+        "properties_set": {},
+        "properties_removed": [],
+        "refs_set": {},
+        "other": [],
+    }
+    for update in updates:
+        action = update.get("action", "")
+        if action == "add-snapshot":
+            fields["snapshots_added"].append(int(update["snapshot"]["snapshot-id"]))
+        elif action == "remove-snapshots":
+            fields["snapshots_removed"].extend(int(sid) for sid in update.get("snapshot-ids", []))
+        elif action == "add-schema":
+            schema_id = update["schema"].get("schema-id")
+            added.append(int(schema_id) if schema_id is not None else _last_schema_id(metadata))
+        elif action == "set-current-schema":
+            schema_id = int(update["schema-id"])
+            if schema_id == -1:
+                schema_id = added[-1] if added else _current_schema_id(metadata)
+            fields["current_schema_id"] = schema_id
+        elif action == "set-properties":
+            fields["properties_set"].update(update.get("updates", {}))
+        elif action == "remove-properties":
+            fields["properties_removed"].extend(update.get("removals", []))
+        elif action == "set-location":
+            fields["location"] = update["location"]
+        elif action == "set-snapshot-ref":
+            fields["refs_set"][update["ref-name"]] = int(update["snapshot-id"])
+        elif action not in _SUMMARISED and action not in fields["other"]:
+            fields["other"].append(action)
+    return ChangeSummary(**fields)
+
+
+def _current_schema_id(metadata: Json | None) -> int:
+    return int((metadata or {}).get("current-schema-id", -1))
+
+
+def _last_schema_id(metadata: Json | None) -> int:
+    schemas = (metadata or {}).get("schemas", [])
+    return max((int(schema.get("schema-id", -1)) for schema in schemas), default=-1)

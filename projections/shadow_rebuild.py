@@ -1,0 +1,76 @@
+"""Rebuild a projection while the catalog keeps serving: replay into a shadow schema, catch up, swap atomically."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from psycopg import sql
+
+from catalog_es.database import Connection
+from projections.projection_registry import Projection
+from projections.projector_checkpoint import lock_checkpoint, move_checkpoint
+from projections.rebuild import create_read_models, replay
+from projections.relay_checkpoint import log_head
+
+# Called with (position replayed, log head) after each batch.
+RebuildProgress = Callable[[int, int], None]
+
+
+def shadow_schema(projection: Projection) -> str:
+    return f"rebuild_{projection.name}"
+
+
+async def live_schema(conn: Connection) -> str:
+    cursor = await conn.execute("SELECT current_schema()")
+    row = await cursor.fetchone()
+    return str(row[0]) if row else "public"
+
+
+async def rebuild_projection(
+    conn: Connection,
+    projection: Projection,
+    *,
+    batch: int = 5000,
+    progress: RebuildProgress | None = None,
+) -> int:
+    """Rebuild `projection` from the log and swap it in; returns the position the new tables are at.
+
+    Commits keep flowing during the replay. The final catch-up and the swap run in one transaction
+    that holds the writers' counter lock (inline read models: no commit can slip between) or the
+    projector's checkpoint row (process read models: its runner waits, then resumes after the swap).
+    """
+    live, shadow = await live_schema(conn), shadow_schema(projection)
+    await conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(shadow)))
+    async with conn.transaction():
+        await create_read_models(conn, shadow, projection.migrations)
+    position, head = 0, await log_head(conn)
+
+    def report(at: int) -> None:
+        if progress:
+            progress(at, max(head, at))
+
+    while head - position > batch:  # catch up while writers continue; the rest is replayed under the lock
+        async with conn.transaction():
+            position = await replay(conn, shadow, projection.apply, after=position, until=head, progress=report)
+        head = await log_head(conn)
+    async with conn.transaction():
+        if projection.inline:
+            await conn.execute("SELECT position FROM catalog_event_counter FOR UPDATE")
+        else:
+            await lock_checkpoint(conn, projection.name)
+        head = await log_head(conn)
+        position = await replay(conn, shadow, projection.apply, after=position, progress=report)
+        for table in projection.tables:
+            await conn.execute(
+                sql.SQL("DROP TABLE IF EXISTS {}.{}").format(sql.Identifier(live), sql.Identifier(table))
+            )
+            await conn.execute(
+                sql.SQL("ALTER TABLE {}.{} SET SCHEMA {}").format(
+                    sql.Identifier(shadow), sql.Identifier(table), sql.Identifier(live)
+                )
+            )
+        await conn.execute(sql.SQL("DROP SCHEMA {}").format(sql.Identifier(shadow)))
+        if not projection.inline:
+            await move_checkpoint(conn, projection.name, position)
+    report(position)
+    return position

@@ -1,0 +1,92 @@
+"""Projection benchmark: rebuild throughput (events/s), projector catch-up and commit → read-model lag p50/p99.
+
+Run: `python -m tests.bench.bench_projections [--events 100000] [--commits 300]`. Not a pytest module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import time
+from pathlib import Path
+
+import psycopg
+
+from api.runtime import migrate
+from catalog_es.clock import RandomIds, SystemClock
+from catalog_es.database import open_pool
+from catalog_es.eventstore import EventStore
+from projections.catalog_projector import project_catalog
+from projections.projection_registry import CATALOG, STATISTICS
+from projections.projector_checkpoint import load_checkpoint
+from projections.projector_runner import ProjectorRunner
+from projections.shadow_rebuild import rebuild_projection
+from tests.bench.bench_relay import META, _append, _fresh_database, _namespace, _percentile
+
+PER_TRANSACTION = 100
+
+
+async def _rebuild_rate(dsn: str, events: int) -> None:
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        for projection in (CATALOG, STATISTICS):
+            started = time.perf_counter()
+            position = await rebuild_projection(conn, projection)
+            elapsed = time.perf_counter() - started
+            print(f"rebuild {projection.name}: {position} events in {elapsed:.1f} s = {events / elapsed:,.0f} events/s")
+
+
+async def _catch_up_rate(dsn: str, events: int) -> None:
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        await conn.execute("UPDATE projector_checkpoints SET position = 0 WHERE name = %s", (STATISTICS.name,))
+        await conn.execute("TRUNCATE catalog_statistics")
+        runner = ProjectorRunner(dsn, STATISTICS)
+        started = time.perf_counter()
+        while await runner.step(conn):
+            pass
+        elapsed = time.perf_counter() - started
+    print(f"projector catch-up {STATISTICS.name}: {events / elapsed:,.0f} events/s (batches of 500)")
+
+
+async def _lag(dsn: str, store: EventStore, commits: int, rate: float) -> list[float]:
+    """Commit one event at a time at `rate`; time until the projector's checkpoint passes each commit."""
+    running = asyncio.create_task(ProjectorRunner(dsn, STATISTICS).run())
+    lags: list[float] = []
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as watcher:
+        for index in range(commits):
+            async with store.transaction(META) as tx:
+                await tx.append(_namespace(10_000_000 + index), expected_version=0)
+            committed = time.perf_counter()
+            position = await store.head()
+            while await load_checkpoint(watcher, STATISTICS.name) < position:  # noqa: ASYNC110 - polls the DB
+                await asyncio.sleep(0.0005)
+            lags.append((time.perf_counter() - committed) * 1000)
+            await asyncio.sleep(max(0.0, 1 / rate - (time.perf_counter() - committed)))
+    running.cancel()
+    return lags
+
+
+async def main(events: int, commits: int, rate: float) -> None:
+    with tempfile.TemporaryDirectory() as work:
+        dsn = _fresh_database(Path(work))
+        await migrate(dsn)
+        pool = await open_pool(dsn, min_size=1, max_size=4)
+        store = EventStore(pool, clock=SystemClock(), ids=RandomIds(), inline_projectors=[project_catalog])
+        started = time.perf_counter()
+        await _append(store, events, PER_TRANSACTION)
+        print(f"appended {events} events in {time.perf_counter() - started:.1f} s")
+        await _rebuild_rate(dsn, events)
+        await _catch_up_rate(dsn, events)
+        lags = await _lag(dsn, store, commits, rate)
+        print(f"commit → statistics lag over {commits} commits at {rate:.0f}/s:")
+        print(f"  p50 {_percentile(lags, 0.5):.1f} ms, p99 {_percentile(lags, 0.99):.1f} ms, max {max(lags):.1f} ms")
+        await pool.close()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--commits", type=int, default=300)
+    parser.add_argument("--rate", type=float, default=100.0, help="commits per second in the lag run")
+    arguments = parser.parse_args()
+    asyncio.run(main(arguments.events, arguments.commits, arguments.rate))
