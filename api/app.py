@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from importlib.metadata import version
 
 from litestar import Litestar
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import SwaggerRenderPlugin
 
+from api.auth.guard import authorize
+from api.auth.setup import build_auth
 from api.catalog.config import get_config
 from api.catalog.namespaces import NamespacesController
 from api.catalog.tables import TablesController, commit_transaction, rename_table
@@ -17,32 +21,56 @@ from api.errors import EXCEPTION_HANDLERS
 from api.health import health
 from api.idempotency import IdempotencyMiddleware
 from api.logging import RequestIdMiddleware
+from api.management.access_routes import ACCESS_ROUTES
+from api.management.api_docs import API_DOCS_ROUTES
 from api.management.audit import AuditController
+from api.management.projects import PROJECT_ROUTES
+from api.management.server import bootstrap, server_info
+from api.management.warehouses import WarehousesController
 from api.metrics import metrics
 from api.settings import Settings
+from api.warehouse_cache import WarehouseCache
 from catalog_es.clock import RandomIds, SystemClock
 from catalog_es.database import open_pool
 from catalog_es.eventstore import EventStore
+from catalog_es.secrets import SecretStore, load_secrets_key
 from commands.context import CommandContext
-from projections.catalog_projector import project_catalog
 from projections.catalog_queries import CatalogReadModel
+from projections.projection_registry import INLINE_PROJECTORS
 from projections.relay_metrics import RelayMetrics
+
+
+def _secret_store(settings: Settings) -> SecretStore | None:
+    """The configured key; in embedded mode a key file in the data dir; otherwise no store (file warehouses only)."""
+    if settings.secrets_key is None and settings.pg_dsn is not None:
+        return None
+    return SecretStore(load_secrets_key(settings.secrets_key, settings.data_path))
 
 
 def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | None = None) -> Litestar:
     """The catalog API on a migrated database at `dsn`; `/metrics` shows the in-process relay's figures."""
 
+    auth = build_auth(settings)
+
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        await auth.start()
         pool = await open_pool(dsn)
-        clock, ids, read_model = SystemClock(), RandomIds(), CatalogReadModel()
+        clock, ids, read_model, warehouses = SystemClock(), RandomIds(), CatalogReadModel(), WarehouseCache()
         store = EventStore(
-            pool, clock=clock, ids=ids, source=settings.event_source, inline_projectors=[project_catalog]
+            pool,
+            clock=clock,
+            ids=ids,
+            source=settings.event_source,
+            inline_projectors=(*INLINE_PROJECTORS, warehouses.forget),
         )
-        app.state.ctx = CommandContext(store=store, state=read_model, clock=clock, ids=ids)
+        secrets = _secret_store(settings)
+        app.state.ctx = CommandContext(store=store, state=read_model, clock=clock, ids=ids, secrets=secrets)
         app.state.read_model = read_model
+        app.state.warehouses = warehouses
         app.state.settings = settings
         app.state.relay_metrics = relay_metrics
+        app.state.authorizer, app.state.provisioner = auth.authorizer, auth.provisioner
         try:
             yield
         finally:
@@ -60,12 +88,24 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
             ViewsController,
             rename_view,
             AuditController,
+            bootstrap,
+            server_info,
+            *PROJECT_ROUTES,
+            WarehousesController,
+            *API_DOCS_ROUTES,
+            *ACCESS_ROUTES,
         ],
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
-        middleware=[RequestIdMiddleware(), IdempotencyMiddleware(settings.idempotency_key_lifetime)],
+        guards=[authorize],
+        middleware=[RequestIdMiddleware(), auth.middleware, IdempotencyMiddleware(settings.idempotency_key_lifetime)],
         lifespan=[lifespan],
-        openapi_config=OpenAPIConfig(title="catalog-es", version="0.1.0", path="/docs"),
+        openapi_config=OpenAPIConfig(
+            title="catalog-es",
+            version=version("catalog-es"),
+            path="/docs",
+            render_plugins=[SwaggerRenderPlugin()],
+        ),
         logging_config=None,
         request_max_body_size=settings.max_request_body_bytes,
     )

@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from api.access_audit_cli import access
 from api.audit_export import ExportResult, export_events
 from api.management.audit_params import event_filter, parse_time
 from api.runtime import bootstrap, database_dsn, migrate
@@ -24,10 +25,10 @@ from catalog_es.eventstore import EventMetadata, EventStore, RecordedEvent
 from catalog_es.identifiers import Namespace
 from commands.context import CommandContext
 from projections.as_of import CatalogAsOf, catalog_as_of
-from projections.catalog_projector import project_catalog
 from projections.catalog_queries import CatalogReadModel
 from projections.cloudevents import encode_structured
 from projections.event_history import EventFilter, history_entry, read_event_page
+from projections.projection_registry import INLINE_PROJECTORS
 
 audit_cli = typer.Typer(help="Audit the catalog from its event log.", no_args_is_help=True)
 
@@ -186,7 +187,7 @@ async def _export(data_dir: str | None, warehouse: str, namespace: str, table: s
     try:
         clock, ids = SystemClock(), RandomIds()
         store = EventStore(
-            pool, clock=clock, ids=ids, source=settings.event_source, inline_projectors=[project_catalog]
+            pool, clock=clock, ids=ids, source=settings.event_source, inline_projectors=INLINE_PROJECTORS
         )
         ctx = CommandContext(store=store, state=CatalogReadModel(), clock=clock, ids=ids)
         async with pool.connection() as conn:
@@ -224,3 +225,6 @@ def export(
         )
     else:
         typer.echo(f"{result.table} is up to date (position {result.to_position})")
+
+
+audit_cli.command("access")(access)

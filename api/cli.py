@@ -14,6 +14,7 @@ import typer
 import uvicorn
 
 from api.app import create_app
+from api.asgi import run_fast, serve_workers, server_config
 from api.audit_cli import audit_cli
 from api.encoded_slash import keep_encoded_slashes
 from api.event_subscriber import subscribe_events
@@ -23,6 +24,7 @@ from api.nats_runtime import nats_url, relay_config, run_relay
 from api.projector_cli import audit_verify, projections_cli, projector_cli
 from api.runtime import bootstrap, database_dsn, migrate
 from api.settings import Settings, load_settings
+from api.spark_cli import spark_cli
 from catalog_es.database import open_pool
 from catalog_es.eventstore import read_events
 from projections.cloudevents import encode_structured
@@ -38,6 +40,7 @@ cli.add_typer(events_cli, name="events")
 cli.add_typer(audit_cli, name="audit")
 cli.add_typer(projector_cli, name="projector")
 cli.add_typer(projections_cli, name="projections")
+cli.add_typer(spark_cli, name="spark")
 audit_cli.command("verify")(audit_verify)
 
 DataDir = Annotated[
@@ -67,13 +70,7 @@ Connect Spark (conf keys):
 async def _serve(settings: Settings, dsn: str, relay: RelayConfig | None = None, *, projectors: bool = False) -> None:
     """The API, and with `relay` the NATS relay (with `projectors` the projector processes) as background tasks."""
     relay_metrics = RelayMetrics() if relay else None
-    config = uvicorn.Config(
-        keep_encoded_slashes(create_app(settings, dsn, relay_metrics=relay_metrics)),
-        host=settings.host,
-        port=settings.port,
-        log_config=None,
-        access_log=False,
-    )
+    config = server_config(keep_encoded_slashes(create_app(settings, dsn, relay_metrics=relay_metrics)), settings)
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve())
     while not server.started and not serving.done():  # noqa: ASYNC110 - uvicorn offers only a flag
@@ -113,18 +110,24 @@ def serve(
     data_dir: DataDir = None,
     host: Annotated[str | None, typer.Option(help="Address to listen on [default: 127.0.0.1]")] = None,
     port: Annotated[int | None, typer.Option(help="Port to listen on [default: 8181]")] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="uvicorn worker processes [default: 1]")] = None,
 ) -> None:
     """Run the catalog: migrate, bootstrap the default warehouse, serve the API (and the NATS relay)."""
     _stop_on_sigterm()
-    settings = load_settings(data_dir=data_dir, host=host, port=port)
+    settings = load_settings(data_dir=data_dir, host=host, port=port, workers=workers)
     configure_logging(settings.log_level, json=settings.log_json)
     dsn = database_dsn(settings)
     asyncio.run(migrate(dsn))
     asyncio.run(bootstrap(dsn, settings))
+    if settings.workers > 1:
+        typer.echo(_connect_banner(settings))
+        typer.echo(f"{settings.workers} workers: run `catalog-es relay` and `projector run --all` on their own")
+        serve_workers(settings, dsn)
+        return
     url, embedded_nats = nats_url(settings, start=True)
     try:
         relay = relay_config(settings.nats, url) if url else None
-        asyncio.run(_serve(settings, dsn, relay, projectors=settings.pg_dsn is None))  # embedded: projectors in-process
+        run_fast(_serve(settings, dsn, relay, projectors=settings.pg_dsn is None))  # embedded: projectors in-process
     finally:
         if embedded_nats:
             embedded_nats.stop()

@@ -9,16 +9,21 @@ from typing import Any
 from urllib.parse import unquote
 
 from litestar import Request
+from litestar.connection import ASGIConnection
 from litestar.datastructures import State
 from litestar.di import Provide
 
+from api.auth.listing_filter import ListingAccess
+from api.auth.principal import Principal, request_principal
 from api.encoded_slash import decode_name
+from api.settings import Settings
+from api.warehouse_cache import WarehouseCache
 from catalog_es.database import Connection
 from catalog_es.errors import BadRequestError, NoSuchWarehouseError
 from catalog_es.eventstore import EventMetadata
-from catalog_es.identifiers import Namespace
+from catalog_es.identifiers import NIL_PROJECT_ID, Namespace
 from catalog_es.state import WarehouseRow
-from commands.context import CommandContext
+from commands.context import CommandContext, require_active
 from projections.catalog_queries import CatalogReadModel
 
 
@@ -37,20 +42,72 @@ async def provide_conn(state: State) -> AsyncGenerator[Connection, None]:
         yield conn
 
 
-async def provide_warehouse(prefix: str, conn: Connection, read_model: CatalogReadModel) -> WarehouseRow:
-    """The warehouse named by the `{prefix}` path segment (its id, as /config advertises)."""
+async def provide_warehouse(prefix: str, state: State) -> WarehouseRow:
+    """The active warehouse named by the `{prefix}` path segment (its id, as /config advertises).
+
+    From the warehouse cache, so it holds no connection for the request: a handler that writes takes
+    its connections one at a time and can never wait for a second one while holding the first.
+    """
     try:
         warehouse_id = uuid.UUID(prefix)
     except ValueError:
         raise NoSuchWarehouseError(f"Warehouse {prefix!r} does not exist") from None
-    warehouse = await read_model.warehouse_by_id(conn, warehouse_id)
+
+    async def lookup() -> WarehouseRow | None:
+        async with state.ctx.store.connection() as conn:
+            row: WarehouseRow | None = await state.read_model.warehouse_by_id(conn, warehouse_id)
+            return row
+
+    warehouses: WarehouseCache = state.warehouses
+    warehouse = await warehouses.get(warehouse_id, lookup)
     if warehouse is None:
         raise NoSuchWarehouseError(f"Warehouse {prefix!r} does not exist")
-    return warehouse
+    return require_active(warehouse)
+
+
+def provide_project_id(request: Request[Any, Any, Any], state: State) -> uuid.UUID:
+    return project_id_of(request, state.settings)
+
+
+def project_id_of(connection: ASGIConnection[Any, Any, Any, Any], settings: Settings) -> uuid.UUID:
+    """The project named by the `x-project-id` header, else the default project (when enabled).
+
+    Raises: BadRequestError for a malformed header or a missing one with the default project disabled.
+    """
+    header = connection.headers.get("x-project-id")
+    if header is None:
+        if not settings.enable_default_project:
+            raise BadRequestError("Pass the project in the x-project-id header")
+        return NIL_PROJECT_ID
+    try:
+        return uuid.UUID(header)
+    except ValueError:
+        raise BadRequestError(f"x-project-id is not a UUID: {header!r}") from None
+
+
+def split_warehouse_name(value: str, project_id: uuid.UUID) -> tuple[uuid.UUID, str]:
+    """`/config?warehouse=`: `<name>` in the request's project, or `<project-id>/<name>`."""
+    project, _, name = value.rpartition("/")
+    if not project:
+        return project_id, value
+    try:
+        return uuid.UUID(project), name
+    except ValueError:
+        return project_id, value
 
 
 def provide_event_metadata(request: Request[Any, Any, Any]) -> EventMetadata:
-    return EventMetadata(actor="anonymous", request_id=request.scope.get("state", {}).get("request_id"))
+    """The caller (the authenticated user id, or `anonymous` with authentication off) and the request id."""
+    actor = request_principal(request.scope).user_id
+    return EventMetadata(actor=actor, request_id=request.scope.get("state", {}).get("request_id"))
+
+
+def provide_principal(request: Request[Any, Any, Any]) -> Principal:
+    return request_principal(request.scope)
+
+
+def provide_listing_access(request: Request[Any, Any, Any], state: State) -> ListingAccess:
+    return ListingAccess(state.authorizer, request_principal(request.scope))
 
 
 def parse_namespace(namespace: str) -> Namespace:
@@ -74,5 +131,8 @@ DEPENDENCIES = {
     "read_model": Provide(provide_read_model, sync_to_thread=False),
     "conn": Provide(provide_conn),
     "warehouse_row": Provide(provide_warehouse),
+    "project_id": Provide(provide_project_id, sync_to_thread=False),
     "meta": Provide(provide_event_metadata, sync_to_thread=False),
+    "principal": Provide(provide_principal, sync_to_thread=False),
+    "access": Provide(provide_listing_access, sync_to_thread=False),
 }

@@ -11,7 +11,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
 from api.wire import ErrorModel, IcebergErrorResponse
-from catalog_es import errors
+from catalog_es import authz_errors, errors
 
 _log = structlog.get_logger(__name__)
 
@@ -27,6 +27,12 @@ _DOMAIN: dict[type[errors.CatalogError], tuple[int, str]] = {
     errors.NamespaceNotEmptyError: (409, "NamespaceNotEmptyException"),
     errors.CommitFailedError: (409, "CommitFailedException"),
     errors.UnprocessableEntityError: (422, "UnprocessableEntityException"),
+    errors.ForbiddenError: (403, "ForbiddenException"),
+    authz_errors.NoSuchUserError: (404, "NoSuchUserException"),
+    authz_errors.NoSuchRoleError: (404, "NoSuchRoleException"),
+    errors.NoSuchProjectError: (404, "NoSuchProjectException"),
+    errors.NotEmptyError: (409, "NotEmptyException"),
+    errors.AlreadyBootstrappedError: (409, "CatalogAlreadyBootstrapped"),
 }
 
 _HTTP_TYPES = {

@@ -3,8 +3,8 @@
 Final 2xx and 4xx responses are stored and replayed for the key's lifetime; 5xx responses are never
 stored. Records are per key and request (method + path), so a key reused for another operation (a
 client error under the spec) runs as a request of its own rather than replaying a stranger's answer.
-A second request while the first still runs gets 409. The response is recorded right after the
-request completes (not inside its transaction): if the process dies in between, the key is released
+A second request while the first still runs gets 409. The response is recorded just before its
+last byte is sent (not inside the request's transaction): if the process dies in between, the key is released
 once its claim is older than `STALE_AFTER`, and a retry then runs again, meeting the already-committed
 state (e.g. 409 AlreadyExists for a create).
 """
@@ -93,6 +93,17 @@ class IdempotencyMiddleware(ASGIMiddleware):
         status = 500
         content_type: str | None = None
         chunks: list[bytes] = []
+        recorded = False
+
+        async def record() -> None:
+            nonlocal recorded
+            recorded = True
+            async with pool.connection() as conn:
+                if status < 500:
+                    stored = idempotency.StoredResponse(status=status, content_type=content_type, body=b"".join(chunks))
+                    await idempotency.finalise(conn, key, fingerprint, stored)
+                else:
+                    await idempotency.release(conn, key, fingerprint)
 
         async def recording_send(message: Message) -> None:
             nonlocal status, content_type
@@ -101,14 +112,12 @@ class IdempotencyMiddleware(ASGIMiddleware):
                 content_type = dict(message.get("headers", [])).get(b"content-type", b"").decode() or None
             elif message["type"] == "http.response.body":
                 chunks.append(message.get("body", b""))
+                if not message.get("more_body", False):
+                    await record()  # before the client sees the end: its retry must find the record
             await send(message)
 
         try:
             await next_app(scope, receive, recording_send)
         finally:
-            async with pool.connection() as conn:
-                if status < 500:
-                    stored = idempotency.StoredResponse(status=status, content_type=content_type, body=b"".join(chunks))
-                    await idempotency.finalise(conn, key, fingerprint, stored)
-                else:
-                    await idempotency.release(conn, key, fingerprint)
+            if not recorded:
+                await record()

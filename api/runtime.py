@@ -11,19 +11,20 @@ from catalog_es.database import open_pool
 from catalog_es.eventstore import EventMetadata, EventStore
 from catalog_es.idempotency import IDEMPOTENCY_MIGRATIONS
 from catalog_es.migrations import EVENT_STORE_MIGRATIONS, apply_migrations
+from catalog_es.secrets import SECRETS_MIGRATIONS
 from commands.bootstrap import EnsureDefaultWarehouse, handle_ensure_default_warehouse
 from commands.context import CommandContext
-from projections.catalog_projector import project_catalog
 from projections.catalog_queries import CatalogReadModel
 from projections.event_history import EVENT_HISTORY_MIGRATIONS
 from projections.metrics_reports import METRICS_MIGRATIONS
-from projections.projection_registry import PROJECTOR_MIGRATIONS
+from projections.projection_registry import INLINE_PROJECTORS, PROJECTOR_MIGRATIONS
 from projections.read_model_migrations import READ_MODEL_MIGRATIONS
 from projections.relay_checkpoint import RELAY_MIGRATIONS
 
 ALL_MIGRATIONS = (
     *EVENT_STORE_MIGRATIONS,
     *IDEMPOTENCY_MIGRATIONS,
+    *SECRETS_MIGRATIONS,
     *READ_MODEL_MIGRATIONS,
     *METRICS_MIGRATIONS,
     *RELAY_MIGRATIONS,
@@ -52,7 +53,7 @@ async def bootstrap(dsn: str, settings: Settings) -> uuid.UUID:
     try:
         clock, ids = SystemClock(), RandomIds()
         store = EventStore(
-            pool, clock=clock, ids=ids, source=settings.event_source, inline_projectors=[project_catalog]
+            pool, clock=clock, ids=ids, source=settings.event_source, inline_projectors=INLINE_PROJECTORS
         )
         ctx = CommandContext(store=store, state=CatalogReadModel(), clock=clock, ids=ids)
         command = EnsureDefaultWarehouse(

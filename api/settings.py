@@ -33,6 +33,12 @@ class NatsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     batch_size: int = 500
 
 
+class AuthzSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Authorization (`CATALOG_ES__AUTHZ__*`): `allowall` lets every authenticated caller do anything."""
+
+    backend: Literal["allowall", "builtin"] = "allowall"
+
+
 class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Everything configurable. Without `pg_dsn` the catalog runs an embedded PostgreSQL in `data_dir`."""
 
@@ -46,7 +52,19 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     log_json: bool = True
     max_request_body_bytes: int = 10_000_000
     idempotency_key_lifetime_minutes: int = 30
+    workers: int = 1  # uvicorn worker processes; more than 1 runs the relay and projectors only as their own processes
+    enable_default_project: bool = True  # requests without `x-project-id` use the NIL-UUID project
+    # Storage-credential encryption key: URL-safe base64 of 32 bytes; embedded mode generates <data_dir>/secrets.key.
+    secrets_key: str | None = None
     nats: NatsSettings = NatsSettings()
+    # Authentication: off (anonymous) unless an OpenID provider is configured; see api/auth/.
+    openid_provider_uri: str | None = None
+    openid_audience: str | None = None  # comma-separated; a token's `aud` must contain one
+    openid_additional_issuers: str | None = None  # comma-separated, accepted besides the discovered issuer
+    openid_scope: str | None = None  # a scope every token must carry
+    openid_subject_claim: str | None = None  # default: `oid`, then `sub`
+    openid_roles_claim: str | None = None  # dot path, e.g. `resource_access.catalog.roles`
+    authz: AuthzSettings = AuthzSettings()
 
     @property
     def data_path(self) -> Path:

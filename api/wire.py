@@ -84,6 +84,14 @@ class LoadTableResult(Wire):
     config: dict[str, str] = {}
 
 
+class LoadTableDocument(Wire):
+    """LoadTableResult with the metadata sent as stored (no decode and re-encode of large documents)."""
+
+    metadata: msgspec.Raw
+    metadata_location: str | None = None
+    config: dict[str, str] = {}
+
+
 class CommitTableRequest(Wire):
     updates: list[Json]
     requirements: list[Json] = []

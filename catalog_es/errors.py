@@ -43,3 +43,27 @@ class NamespaceNotEmptyError(CatalogError):
 
 class CommitFailedError(CatalogError):
     """A requirement failed or a concurrent writer won the race: refresh and retry."""
+
+
+class ForbiddenError(CatalogError):
+    """The request is understood but not allowed in the current state."""
+
+
+class WarehouseInactiveError(ForbiddenError):
+    """The warehouse is deactivated: its data is kept but the catalog refuses access until it is activated."""
+
+
+class NoSuchProjectError(CatalogError):
+    """No project by that id."""
+
+
+class NotEmptyError(CatalogError):
+    """A project or warehouse still holds warehouses, namespaces or tables."""
+
+
+class AlreadyBootstrappedError(CatalogError):
+    """Bootstrap runs once per server."""
+
+
+class StorageAccessError(BadRequestError):
+    """A warehouse's storage cannot be written, read or deleted with the given profile and credential."""

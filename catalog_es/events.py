@@ -25,28 +25,108 @@ class Event(msgspec.Struct, frozen=True, kw_only=True):
         return f"{self.stream_kind}-{self.entity_id}"
 
 
-class ProjectCreated(Event, frozen=True, kw_only=True):
-    type_name = "io.catalog-es.project.created.v1"
+SERVER_STREAM_ENTITY = uuid.UUID(int=0)
+
+
+class ServerBootstrapped(Event, frozen=True, kw_only=True):
+    """The one-time bootstrap: the server got its id; the actor (in the event metadata) is its first admin."""
+
+    type_name = "io.catalog-es.server.bootstrapped.v1"
+    stream_kind = "server"
+    server_id: uuid.UUID
+    is_operator: bool = False
+    user_name: str | None = None
+    user_email: str | None = None
+    user_type: str | None = None
+
+    @property
+    def entity_id(self) -> uuid.UUID:
+        return SERVER_STREAM_ENTITY  # one stream for the server, so a second bootstrap fails the version check
+
+
+class ProjectEvent(Event, frozen=True, kw_only=True):
     stream_kind = "project"
     project_id: uuid.UUID
-    name: str
 
     @property
     def entity_id(self) -> uuid.UUID:
         return self.project_id
 
 
-class WarehouseCreated(Event, frozen=True, kw_only=True):
-    type_name = "io.catalog-es.warehouse.created.v1"
+class ProjectCreated(ProjectEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.project.created.v1"
+    name: str
+
+
+class ProjectRenamed(ProjectEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.project.renamed.v1"
+    name: str
+
+
+class ProjectDeleted(ProjectEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.project.deleted.v1"
+
+
+class SecretReference(msgspec.Struct, frozen=True):
+    """Where a secret lives in the encrypted store and a keyed fingerprint of it: never the secret itself."""
+
+    id: uuid.UUID
+    fingerprint: str
+
+
+class WarehouseEvent(Event, frozen=True, kw_only=True):
     stream_kind = "warehouse"
     warehouse_id: uuid.UUID
     project_id: uuid.UUID
-    name: str
-    storage_profile: Json
 
     @property
     def entity_id(self) -> uuid.UUID:
         return self.warehouse_id
+
+
+class WarehouseCreated(WarehouseEvent, frozen=True, kw_only=True):
+    """`storage_profile` holds no secrets; the credential, if any, is only referenced."""
+
+    type_name = "io.catalog-es.warehouse.created.v1"
+    name: str
+    storage_profile: Json
+    storage_credential: SecretReference | None = None
+    delete_profile: Json | None = None  # None: hard deletion
+
+
+class WarehouseRenamed(WarehouseEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.warehouse.renamed.v1"
+    name: str
+
+
+class WarehouseDeactivated(WarehouseEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.warehouse.deactivated.v1"
+
+
+class WarehouseActivated(WarehouseEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.warehouse.activated.v1"
+
+
+class WarehouseStorageUpdated(WarehouseEvent, frozen=True, kw_only=True):
+    """A new storage profile (mutable fields only) and the credential in force with it."""
+
+    type_name = "io.catalog-es.warehouse.storage-updated.v1"
+    storage_profile: Json
+    storage_credential: SecretReference | None = None
+
+
+class WarehouseCredentialUpdated(WarehouseEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.warehouse.credential-updated.v1"
+    storage_credential: SecretReference | None = None
+
+
+class WarehouseDeleteProfileUpdated(WarehouseEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.warehouse.delete-profile-updated.v1"
+    delete_profile: Json
+
+
+class WarehouseDeleted(WarehouseEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.warehouse.deleted.v1"
 
 
 class NamespaceEvent(Event, frozen=True, kw_only=True):
@@ -193,8 +273,18 @@ class ViewDropped(ViewEvent, frozen=True, kw_only=True):
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.type_name: cls
     for cls in (
+        ServerBootstrapped,
         ProjectCreated,
+        ProjectRenamed,
+        ProjectDeleted,
         WarehouseCreated,
+        WarehouseRenamed,
+        WarehouseDeactivated,
+        WarehouseActivated,
+        WarehouseStorageUpdated,
+        WarehouseCredentialUpdated,
+        WarehouseDeleteProfileUpdated,
+        WarehouseDeleted,
         NamespaceCreated,
         NamespacePropertiesUpdated,
         NamespaceDropped,
@@ -225,3 +315,7 @@ def decode_event(type_name: str, data: Json) -> Event:
     except KeyError:
         raise ValueError(f"Unknown event type {type_name!r}") from None
     return msgspec.convert(data, cls)
+
+
+# Identity and privilege events live in their own module and add themselves to EVENT_TYPES on import.
+from catalog_es import authz_events as _authz_events  # noqa: E402, F401

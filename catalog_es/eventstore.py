@@ -6,9 +6,11 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 import msgspec
+from psycopg import AsyncCursor
 from psycopg.types.json import Jsonb
 
 from catalog_es.clock import Clock, IdSource
@@ -70,9 +72,9 @@ InlineProjector = Callable[[Connection, Sequence[RecordedEvent]], Awaitable[None
 class Transaction:
     """One write transaction: events appended here commit together with the inline projections."""
 
-    def __init__(self, conn: Connection, position: int, commit_id: uuid.UUID, time: datetime) -> None:
+    def __init__(self, conn: Connection, head: AsyncCursor[Any], commit_id: uuid.UUID, time: datetime) -> None:
         self.conn = conn
-        self._position = position
+        self._head = head  # the locked counter row, read when the first events are recorded
         self._commit_id = commit_id
         self._time = time
         self._stream_versions: dict[str, int] = {}
@@ -102,9 +104,13 @@ class Transaction:
         self.pending.append((event, actual + 1))
 
     async def flush(self, source: str, metadata: EventMetadata, ids: IdSource) -> list[RecordedEvent]:
+        row = await self._head.fetchone()
+        if row is None:
+            raise RuntimeError("The event store is not migrated: run `catalog-es migrate`")
+        position = int(row[0])
         recorded = [
             RecordedEvent(
-                position=self._position + offset,
+                position=position + offset,
                 id=ids.new_id(),
                 source=source,
                 type=event.type_name,
@@ -121,31 +127,29 @@ class Transaction:
         ]
         if not recorded:
             return recorded
-        async with self.conn.cursor() as cursor:
-            await cursor.executemany(
-                f"INSERT INTO catalog_events ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                [
-                    (
-                        e.position,
-                        e.id,
-                        e.source,
-                        e.type,
-                        e.subject,
-                        e.time,
-                        e.datacontenttype,
-                        Jsonb(e.data),
-                        Jsonb(e.extensions),
-                        e.stream_id,
-                        e.stream_version,
-                        e.commit_id,
-                    )
-                    for e in recorded
-                ],
-            )
-        head = recorded[-1].position
-        await self.conn.execute("UPDATE catalog_event_counter SET position = %s", (head,))
-        await self.conn.execute("SELECT pg_notify(%s, %s)", (NOTIFY_CHANNEL, str(head)))
+        for start in range(0, len(recorded), _EVENTS_PER_STATEMENT):  # PostgreSQL takes 65,535 parameters
+            chunk = recorded[start : start + _EVENTS_PER_STATEMENT]
+            params: list[Any] = []
+            for e in chunk:
+                params += (e.position, e.id, e.source, e.type, e.subject, e.time, e.datacontenttype)
+                params += (Jsonb(e.data), Jsonb(e.extensions), e.stream_id, e.stream_version, e.commit_id)
+            head = chunk[-1].position
+            await self.conn.execute(_append_statement(len(chunk)), (*params, head, NOTIFY_CHANNEL, str(head)))
         return recorded
+
+
+_EVENTS_PER_STATEMENT = 1000
+
+
+@lru_cache(maxsize=64)
+def _append_statement(count: int) -> bytes:
+    """Insert `count` events, advance the counter and notify in one statement: one round trip per commit."""
+    row = "(" + ", ".join(["%s"] * len(_COLUMNS.split(","))) + ")"
+    return (
+        f"WITH appended AS (INSERT INTO catalog_events ({_COLUMNS}) VALUES {', '.join([row] * count)}),"
+        " advanced AS (UPDATE catalog_event_counter SET position = %s)"
+        " SELECT pg_notify(%s, %s)"
+    ).encode()
 
 
 class EventStore:
@@ -179,12 +183,12 @@ class EventStore:
         The counter row is locked first, so write transactions are serialised: checks made inside
         see every earlier commit, and positions are gap-free in commit order.
         """
-        async with self.pool.connection() as conn, conn.transaction():
-            cursor = await conn.execute("SELECT position FROM catalog_event_counter FOR UPDATE")
-            row = await cursor.fetchone()
-            if row is None:
-                raise RuntimeError("The event store is not migrated: run `catalog-es migrate`")
-            tx = Transaction(conn, int(row[0]), self._ids.new_id(), self._clock.now())
+        # Pipeline mode: statements whose results nobody reads (the append, the projections, COMMIT) travel
+        # together, and the lock's answer is read only at flush, so it shares the handler's first round trip:
+        # the counter row stays locked for fewer round trips.
+        async with self.pool.connection() as conn, conn.pipeline(), conn.transaction():
+            head = await conn.execute("SELECT position FROM catalog_event_counter FOR UPDATE")
+            tx = Transaction(conn, head, self._ids.new_id(), self._clock.now())
             yield tx
             recorded = await tx.flush(self._source, metadata, self._ids)
             for project in self._inline_projectors:

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import uuid
-from typing import Protocol
+from typing import Literal, Protocol
 
 import msgspec
 
 from catalog_es.database import Connection
-from catalog_es.events import Json
+from catalog_es.events import Json, SecretReference
 from catalog_es.identifiers import Namespace
+
+
+class ProjectRow(msgspec.Struct, frozen=True):
+    id: uuid.UUID
+    name: str
+    version: int = 1
 
 
 class WarehouseRow(msgspec.Struct, frozen=True):
@@ -18,6 +24,29 @@ class WarehouseRow(msgspec.Struct, frozen=True):
     name: str
     location: str
     storage_profile: Json
+    status: str = "active"
+    delete_profile: Json = {}
+    credential_id: uuid.UUID | None = None
+    credential_fingerprint: str | None = None
+    version: int = 1
+
+    @property
+    def storage_credential(self) -> SecretReference | None:
+        if self.credential_id is None or self.credential_fingerprint is None:
+            return None
+        return SecretReference(self.credential_id, self.credential_fingerprint)
+
+
+class WarehouseContents(msgspec.Struct, frozen=True):
+    """What a forced warehouse deletion drops, as (id, stream version): tabulars, then namespaces deepest first."""
+
+    tables: list[tuple[uuid.UUID, int]]
+    views: list[tuple[uuid.UUID, int]]
+    namespaces: list[tuple[uuid.UUID, int]]
+
+    @property
+    def empty(self) -> bool:
+        return not (self.tables or self.views or self.namespaces)
 
 
 class NamespaceRow(msgspec.Struct, frozen=True):
@@ -30,6 +59,9 @@ class NamespaceRow(msgspec.Struct, frozen=True):
     @property
     def namespace(self) -> Namespace:
         return Namespace(tuple(self.parts))
+
+
+ClaimConflict = Literal["name", "id", "location"]
 
 
 class TableRow(msgspec.Struct, frozen=True):
@@ -61,6 +93,16 @@ class CatalogState(Protocol):
 
     async def project_exists(self, conn: Connection, project_id: uuid.UUID) -> bool: ...
 
+    async def project(self, conn: Connection, project_id: uuid.UUID) -> ProjectRow | None: ...
+
+    async def server_id(self, conn: Connection) -> uuid.UUID | None:
+        """The id recorded by bootstrap; None before it."""
+        ...
+
+    async def warehouses_in_project(self, conn: Connection, project_id: uuid.UUID) -> list[WarehouseRow]: ...
+
+    async def warehouse_contents(self, conn: Connection, warehouse_id: uuid.UUID) -> WarehouseContents: ...
+
     async def warehouse_by_name(self, conn: Connection, project_id: uuid.UUID, name: str) -> WarehouseRow | None: ...
 
     async def warehouse_by_id(self, conn: Connection, warehouse_id: uuid.UUID) -> WarehouseRow | None: ...
@@ -90,3 +132,15 @@ class CatalogState(Protocol):
     async def location_taken(
         self, conn: Connection, warehouse_id: uuid.UUID, location: str, except_table: uuid.UUID | None = None
     ) -> bool: ...
+
+    async def table_claim_conflict(
+        self,
+        conn: Connection,
+        warehouse_id: uuid.UUID,
+        namespace_id: uuid.UUID,
+        name: str,
+        table_id: uuid.UUID,
+        location: str,
+    ) -> ClaimConflict | None:
+        """What stops a new table from taking this name, id and location (checked in that order), in one query."""
+        ...

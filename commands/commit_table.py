@@ -116,7 +116,7 @@ async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow
     prepared = prepare_commit(current, cmd.requirements, cmd.updates)
     if prepared is None:
         return TableResult(metadata_location=current.metadata_location, metadata=current.metadata)
-    storage = ctx.storage(warehouse)
+    storage = await ctx.storage(warehouse)
     try:
         async with metadata_written(ctx, storage, prepared.metadata_location, prepared.document, cmd.metadata) as tx:
             await append_commit(ctx, tx, warehouse, prepared)
@@ -130,7 +130,7 @@ async def _create(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow
     metadata_location = next_metadata_location(created, None)
     document = metadata_to_json(created)
     table_id = created.table_uuid
-    async with metadata_written(ctx, ctx.storage(warehouse), metadata_location, document, cmd.metadata) as tx:
+    async with metadata_written(ctx, await ctx.storage(warehouse), metadata_location, document, cmd.metadata) as tx:
         namespace = await ctx.existing_namespace(tx.conn, warehouse.id, cmd.namespace)
         await claim_name_and_location(
             ctx,

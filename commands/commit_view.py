@@ -54,7 +54,7 @@ async def handle_commit_view(cmd: CommitView, ctx: CommandContext) -> ViewResult
     metadata_location = next_view_metadata_location(updated.location, current.metadata_location, ctx.ids.new_id())
     document = view_metadata_to_json(updated)
     try:
-        async with metadata_written(ctx, ctx.storage(warehouse), metadata_location, document, cmd.metadata) as tx:
+        async with metadata_written(ctx, await ctx.storage(warehouse), metadata_location, document, cmd.metadata) as tx:
             event = ViewCommitted(
                 view_id=current.id,
                 warehouse_id=warehouse.id,

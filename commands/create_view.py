@@ -58,7 +58,7 @@ async def handle_create_view(cmd: CreateView, ctx: CommandContext) -> ViewResult
     )
     metadata_location = next_view_metadata_location(location, None, ctx.ids.new_id())
     document = view_metadata_to_json(metadata)
-    async with metadata_written(ctx, ctx.storage(warehouse), metadata_location, document, cmd.metadata) as tx:
+    async with metadata_written(ctx, await ctx.storage(warehouse), metadata_location, document, cmd.metadata) as tx:
         namespace = await ctx.existing_namespace(tx.conn, cmd.warehouse_id, cmd.namespace)
         await claim_view_name(ctx, tx.conn, namespace_id=namespace.id, name=cmd.name, view_id=view_id)
         event = ViewCreated(

@@ -61,7 +61,7 @@ async def handle_drop_table(cmd: DropTable, ctx: CommandContext) -> None:
         event = TableDropped(table_id=row.id, warehouse_id=row.warehouse_id, purge_requested=cmd.purge_requested)
         await tx.append(event, expected_version=row.version)
     if cmd.purge_requested:
-        await off_loop(ctx.storage(warehouse).purge, row.location)
+        await off_loop((await ctx.storage(warehouse)).purge, row.location)
 
 
 async def handle_rename_table(cmd: RenameTable, ctx: CommandContext) -> None:
@@ -113,7 +113,7 @@ async def handle_register_table(cmd: RegisterTable, ctx: CommandContext) -> Tabl
     warehouse = await ctx.warehouse(cmd.warehouse_id)
     require_inside_warehouse(cmd.metadata_location, warehouse.location)
     try:
-        document = await off_loop(ctx.storage(warehouse).read_metadata, cmd.metadata_location)
+        document = await off_loop((await ctx.storage(warehouse)).read_metadata, cmd.metadata_location)
     except (OSError, ValueError) as exc:
         raise BadRequestError(f"Cannot read metadata file {cmd.metadata_location}: {exc}") from None
     metadata = parse_metadata(document)

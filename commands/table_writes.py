@@ -41,11 +41,14 @@ async def claim_name_and_location(
         AlreadyExistsError: a table by that name (any case) or with that id exists.
         InvalidLocationError: the location is outside the warehouse or overlaps another table.
     """
-    if await ctx.state.table_name_taken(conn, namespace_id, name):
+    conflict = await ctx.state.table_claim_conflict(conn, warehouse.id, namespace_id, name, table_id, location)
+    if conflict == "name":
         raise AlreadyExistsError(f"Table already exists: {name}")
-    if await ctx.state.table_id_taken(conn, table_id):
+    if conflict == "id":
         raise AlreadyExistsError(f"A table with uuid {table_id} already exists")
-    await claim_location(ctx, conn, warehouse=warehouse, location=location, table_id=table_id)
+    require_inside_warehouse(location, warehouse.location)
+    if conflict == "location":
+        raise InvalidLocationError(f"Location {location} overlaps the location of another table")
 
 
 async def claim_location(

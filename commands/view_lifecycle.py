@@ -103,7 +103,7 @@ async def handle_register_view(cmd: RegisterView, ctx: CommandContext) -> ViewRe
     warehouse = await ctx.warehouse(cmd.warehouse_id)
     require_inside_warehouse(cmd.metadata_location, warehouse.location)
     try:
-        document = await off_loop(ctx.storage(warehouse).read_metadata, cmd.metadata_location)
+        document = await off_loop((await ctx.storage(warehouse)).read_metadata, cmd.metadata_location)
     except (OSError, ValueError, msgspec.DecodeError) as exc:
         raise BadRequestError(f"Cannot read metadata file {cmd.metadata_location}: {exc}") from None
     metadata = parse_view_metadata(document)

@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from functools import singledispatch
 
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from catalog_es.authz_events import AccessEvent
 from catalog_es.database import Connection
+from catalog_es.delete_profiles import HARD_DELETE
 from catalog_es.events import (
     Event,
     NamespaceCreated,
     NamespaceDropped,
     NamespacePropertiesUpdated,
     ProjectCreated,
+    ProjectDeleted,
+    ProjectRenamed,
+    SecretReference,
+    ServerBootstrapped,
     TableCommitted,
     TableCreated,
     TableDropped,
@@ -27,13 +34,21 @@ from catalog_es.events import (
     ViewEvent,
     ViewRegistered,
     ViewRenamed,
+    WarehouseActivated,
     WarehouseCreated,
+    WarehouseCredentialUpdated,
+    WarehouseDeactivated,
+    WarehouseDeleted,
+    WarehouseDeleteProfileUpdated,
+    WarehouseRenamed,
+    WarehouseStorageUpdated,
 )
 from catalog_es.eventstore import RecordedEvent
 from catalog_es.identifiers import Namespace, name_key
 from catalog_es.locations import normalize_location
+from catalog_es.storage_profiles import base_location, decode_profile
 
-READ_MODEL_TABLES = ("projects", "warehouses", "namespaces", "tables", "views")
+READ_MODEL_TABLES = ("server_info", "projects", "warehouses", "namespaces", "tables", "views")
 
 
 async def project_catalog(conn: Connection, events: Sequence[RecordedEvent]) -> None:
@@ -48,24 +63,112 @@ async def _apply(event: Event, conn: Connection, version: int) -> None:
 
 
 @_apply.register
+async def _(event: AccessEvent, conn: Connection, version: int) -> None:
+    return  # users, roles and privileges have their own read model (projections/permissions_projector.py)
+
+
+@_apply.register
+async def _(event: ServerBootstrapped, conn: Connection, version: int) -> None:
+    await conn.execute(
+        "INSERT INTO server_info (id, is_operator) VALUES (%s, %s)", (event.server_id, event.is_operator)
+    )
+
+
+@_apply.register
 async def _(event: ProjectCreated, conn: Connection, version: int) -> None:
-    await conn.execute("INSERT INTO projects (id, name) VALUES (%s, %s)", (event.project_id, event.name))
+    await conn.execute(
+        "INSERT INTO projects (id, name, version) VALUES (%s, %s, %s)", (event.project_id, event.name, version)
+    )
+
+
+@_apply.register
+async def _(event: ProjectRenamed, conn: Connection, version: int) -> None:
+    await conn.execute(
+        "UPDATE projects SET name = %s, version = %s WHERE id = %s", (event.name, version, event.project_id)
+    )
+
+
+@_apply.register
+async def _(event: ProjectDeleted, conn: Connection, version: int) -> None:
+    await conn.execute("DELETE FROM projects WHERE id = %s", (event.project_id,))
+
+
+def _credential(reference: SecretReference | None) -> tuple[uuid.UUID | None, str | None]:
+    return (reference.id, reference.fingerprint) if reference else (None, None)
 
 
 @_apply.register
 async def _(event: WarehouseCreated, conn: Connection, version: int) -> None:
     await conn.execute(
-        "INSERT INTO warehouses (id, project_id, name, name_key, location, storage_profile)"
-        " VALUES (%s, %s, %s, %s, %s, %s)",
+        "INSERT INTO warehouses (id, project_id, name, name_key, location, storage_profile, delete_profile,"
+        " storage_credential_id, storage_credential_fingerprint, version)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
         (
             event.warehouse_id,
             event.project_id,
             event.name,
             name_key(event.name),
-            normalize_location(event.storage_profile["location"]),
+            base_location(decode_profile(event.storage_profile)),
             Jsonb(event.storage_profile),
+            Jsonb(event.delete_profile or HARD_DELETE),
+            *_credential(event.storage_credential),
+            version,
         ),
     )
+
+
+@_apply.register
+async def _(event: WarehouseRenamed, conn: Connection, version: int) -> None:
+    await conn.execute(
+        "UPDATE warehouses SET name = %s, name_key = %s, version = %s WHERE id = %s",
+        (event.name, name_key(event.name), version, event.warehouse_id),
+    )
+
+
+@_apply.register(WarehouseActivated)
+@_apply.register(WarehouseDeactivated)
+async def _set_status(event: WarehouseActivated | WarehouseDeactivated, conn: Connection, version: int) -> None:
+    status = "active" if isinstance(event, WarehouseActivated) else "inactive"
+    await conn.execute(
+        "UPDATE warehouses SET status = %s, version = %s WHERE id = %s", (status, version, event.warehouse_id)
+    )
+
+
+@_apply.register
+async def _(event: WarehouseStorageUpdated, conn: Connection, version: int) -> None:
+    await conn.execute(
+        "UPDATE warehouses SET location = %s, storage_profile = %s, storage_credential_id = %s,"
+        " storage_credential_fingerprint = %s, version = %s WHERE id = %s",
+        (
+            base_location(decode_profile(event.storage_profile)),
+            Jsonb(event.storage_profile),
+            *_credential(event.storage_credential),
+            version,
+            event.warehouse_id,
+        ),
+    )
+
+
+@_apply.register
+async def _(event: WarehouseCredentialUpdated, conn: Connection, version: int) -> None:
+    await conn.execute(
+        "UPDATE warehouses SET storage_credential_id = %s, storage_credential_fingerprint = %s, version = %s"
+        " WHERE id = %s",
+        (*_credential(event.storage_credential), version, event.warehouse_id),
+    )
+
+
+@_apply.register
+async def _(event: WarehouseDeleteProfileUpdated, conn: Connection, version: int) -> None:
+    await conn.execute(
+        "UPDATE warehouses SET delete_profile = %s, version = %s WHERE id = %s",
+        (Jsonb(event.delete_profile), version, event.warehouse_id),
+    )
+
+
+@_apply.register
+async def _(event: WarehouseDeleted, conn: Connection, version: int) -> None:
+    await conn.execute("DELETE FROM warehouses WHERE id = %s", (event.warehouse_id,))
 
 
 @_apply.register

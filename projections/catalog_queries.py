@@ -8,13 +8,30 @@ from typing import Any
 from catalog_es.database import Connection
 from catalog_es.identifiers import Namespace, name_key
 from catalog_es.locations import normalize_location
-from catalog_es.state import NamespaceRow, TableRow, ViewRow, WarehouseRow
+from catalog_es.state import ClaimConflict, NamespaceRow, TableRow, ViewRow, WarehouseRow
+from projections.management_queries import WAREHOUSE_COLUMNS, ManagementQueries
 
-_WAREHOUSE = "SELECT id, project_id, name, location, storage_profile FROM warehouses"
 _NAMESPACE = "SELECT id, warehouse_id, parts, properties, version FROM namespaces"
 _TABLE = (
     "SELECT t.id, t.warehouse_id, t.namespace_id, n.parts, t.name, t.location, t.metadata_location,"
     " t.metadata, t.version FROM tables t JOIN namespaces n ON n.id = t.namespace_id"
+)
+_TABLE_DOCUMENT = (
+    "SELECT t.metadata_location, t.metadata::text FROM tables t JOIN namespaces n ON n.id = t.namespace_id"
+    " WHERE n.warehouse_id = %s AND n.key = %s AND t.name_key = %s"
+)
+# `~>=~`/`~<~` are the byte-wise operators of the `tables_location` index (text_pattern_ops).
+_LOCATION_TAKEN = (
+    "(SELECT 1 FROM tables WHERE warehouse_id = %s AND id IS DISTINCT FROM %s AND location = ANY(%s)"
+    " UNION ALL SELECT 1 FROM tables WHERE warehouse_id = %s AND id IS DISTINCT FROM %s"
+    " AND location ~>=~ %s AND location ~<~ %s) LIMIT 1"
+)
+_CLAIM_CONFLICT = (
+    "SELECT CASE"
+    " WHEN EXISTS (SELECT 1 FROM tables WHERE namespace_id = %s AND name_key = %s)"
+    " OR EXISTS (SELECT 1 FROM views WHERE namespace_id = %s AND name_key = %s) THEN 'name'"
+    " WHEN EXISTS (SELECT 1 FROM tables WHERE id = %s) THEN 'id'"
+    f" WHEN EXISTS ({_LOCATION_TAKEN}) THEN 'location' END"
 )
 _VIEW = (
     "SELECT v.id, v.warehouse_id, v.namespace_id, n.parts, v.name, v.location, v.metadata_location,"
@@ -28,18 +45,28 @@ async def _one(conn: Connection, query: str, params: tuple[Any, ...]) -> tuple[A
     return row
 
 
-class CatalogReadModel:
+def _overlap_params(warehouse_id: uuid.UUID, location: str, except_table: uuid.UUID | None) -> tuple[Any, ...]:
+    """`_LOCATION_TAKEN`'s parameters: the location and its ancestors; the key range of its descendants."""
+    canonical = normalize_location(location)
+    ancestors = [canonical[:i] for i, char in enumerate(canonical) if char == "/"] + [canonical]
+    below = canonical.rstrip("/") + "/"  # descendants sort in [below, below with its "/" raised to "0")
+    return (warehouse_id, except_table, ancestors, warehouse_id, except_table, below, below[:-1] + "0")
+
+
+class CatalogReadModel(ManagementQueries):
     """Implements `catalog_es.state.CatalogState` and the listing queries of the catalog API."""
 
     async def project_exists(self, conn: Connection, project_id: uuid.UUID) -> bool:
         return await _one(conn, "SELECT 1 FROM projects WHERE id = %s", (project_id,)) is not None
 
     async def warehouse_by_name(self, conn: Connection, project_id: uuid.UUID, name: str) -> WarehouseRow | None:
-        row = await _one(conn, f"{_WAREHOUSE} WHERE project_id = %s AND name_key = %s", (project_id, name_key(name)))
+        row = await _one(
+            conn, f"{WAREHOUSE_COLUMNS} WHERE project_id = %s AND name_key = %s", (project_id, name_key(name))
+        )
         return WarehouseRow(*row) if row else None
 
     async def warehouse_by_id(self, conn: Connection, warehouse_id: uuid.UUID) -> WarehouseRow | None:
-        row = await _one(conn, f"{_WAREHOUSE} WHERE id = %s", (warehouse_id,))
+        row = await _one(conn, f"{WAREHOUSE_COLUMNS} WHERE id = %s", (warehouse_id,))
         return WarehouseRow(*row) if row else None
 
     async def namespace(self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace) -> NamespaceRow | None:
@@ -65,6 +92,13 @@ class CatalogReadModel:
             (warehouse_id, namespace.key, name_key(name)),
         )
         return TableRow(*row) if row else None
+
+    async def table_document(
+        self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
+    ) -> tuple[str, bytes] | None:
+        """The metadata location and the metadata JSON as stored, for loadTable to send without re-encoding."""
+        row = await _one(conn, _TABLE_DOCUMENT, (warehouse_id, namespace.key, name_key(name)))
+        return (str(row[0]), str(row[1]).encode()) if row else None
 
     async def table_id_taken(self, conn: Connection, table_id: uuid.UUID) -> bool:
         return await _one(conn, "SELECT 1 FROM tables WHERE id = %s", (table_id,)) is not None
@@ -93,14 +127,24 @@ class CatalogReadModel:
     async def location_taken(
         self, conn: Connection, warehouse_id: uuid.UUID, location: str, except_table: uuid.UUID | None = None
     ) -> bool:
-        canonical = normalize_location(location)
-        found = await _one(
-            conn,
-            "SELECT 1 FROM tables WHERE warehouse_id = %s AND id IS DISTINCT FROM %s"
-            " AND (location = %s OR starts_with(location, %s) OR starts_with(%s, location || '/'))",
-            (warehouse_id, except_table, canonical, canonical.rstrip("/") + "/", canonical),
-        )
-        return found is not None
+        """Another table at `location`, above it or below it: two index searches, also at 100 k tables."""
+        return await _one(conn, _LOCATION_TAKEN, _overlap_params(warehouse_id, location, except_table)) is not None
+
+    async def table_claim_conflict(
+        self,
+        conn: Connection,
+        warehouse_id: uuid.UUID,
+        namespace_id: uuid.UUID,
+        name: str,
+        table_id: uuid.UUID,
+        location: str,
+    ) -> ClaimConflict | None:
+        """Name, id and location checks of a new table in one round trip (they run under the write lock)."""
+        key = name_key(name)
+        params = (namespace_id, key, namespace_id, key, table_id, *_overlap_params(warehouse_id, location, table_id))
+        row = await _one(conn, _CLAIM_CONFLICT, params)
+        conflict: ClaimConflict | None = row[0] if row else None
+        return conflict
 
     async def list_namespaces(
         self, conn: Connection, warehouse_id: uuid.UUID, parent: Namespace | None, after: str, limit: int | None

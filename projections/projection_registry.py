@@ -10,6 +10,7 @@ from catalog_es.eventstore import InlineProjector
 from catalog_es.migrations import Migration
 from projections.catalog_projector import READ_MODEL_TABLES, project_catalog
 from projections.catalog_statistics import STATISTICS_MIGRATIONS, STATISTICS_TABLES, project_statistics
+from projections.permissions_projector import PERMISSION_MIGRATIONS, PERMISSION_TABLES, project_permissions
 from projections.projector_checkpoint import CHECKPOINT_MIGRATIONS, ProjectorStatus, projector_status
 from projections.read_model_migrations import READ_MODEL_MIGRATIONS
 from projections.tabular_search import SEARCH_MIGRATIONS, SEARCH_TABLES, project_search
@@ -33,11 +34,14 @@ class Projection:
 CATALOG = Projection("catalog", READ_MODEL_TABLES, READ_MODEL_MIGRATIONS, project_catalog, inline=True)
 STATISTICS = Projection("catalog_statistics", STATISTICS_TABLES, STATISTICS_MIGRATIONS, project_statistics)
 SEARCH = Projection("tabular_search", SEARCH_TABLES, SEARCH_MIGRATIONS, project_search)
+PERMISSIONS = Projection("permissions", PERMISSION_TABLES, PERMISSION_MIGRATIONS, project_permissions, inline=True)
 
-PROJECTIONS = (CATALOG, STATISTICS, SEARCH)
+PROJECTIONS = (CATALOG, STATISTICS, SEARCH, PERMISSIONS)
 PROCESS_PROJECTIONS = tuple(p for p in PROJECTIONS if not p.inline)
+# What every event store on the write path applies in its append transaction, in this order.
+INLINE_PROJECTORS = tuple(p.apply for p in PROJECTIONS if p.inline)
 # The inline read models' steps are applied with the event store's; these come after them.
-PROJECTOR_MIGRATIONS = (*CHECKPOINT_MIGRATIONS, *STATISTICS_MIGRATIONS, *SEARCH_MIGRATIONS)
+PROJECTOR_MIGRATIONS = (*CHECKPOINT_MIGRATIONS, *STATISTICS_MIGRATIONS, *SEARCH_MIGRATIONS, *PERMISSION_MIGRATIONS)
 
 
 def projection(name: str) -> Projection:

@@ -5,4 +5,5 @@ from catalog_es.migrations import Migration, packaged_sql
 READ_MODEL_MIGRATIONS = (
     Migration("0101_catalog_read_model", packaged_sql("projections", "read_model.sql")),
     Migration("0102_views_read_model", packaged_sql("projections", "views_read_model.sql")),
+    Migration("0103_management_read_model", packaged_sql("projections", "management_read_model.sql")),
 )

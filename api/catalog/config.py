@@ -10,24 +10,14 @@ from litestar.datastructures import State
 from litestar.params import Parameter
 
 from api.catalog.endpoints import IMPLEMENTED_ENDPOINTS
+from api.dependencies import split_warehouse_name
 from api.idempotency import iso_duration
 from api.settings import Settings
 from api.wire import CatalogConfig
 from catalog_es.database import Connection
 from catalog_es.errors import BadRequestError, NoSuchWarehouseError
-from catalog_es.identifiers import NIL_PROJECT_ID
+from commands.context import require_active
 from projections.catalog_queries import CatalogReadModel
-
-
-def _split_warehouse(value: str) -> tuple[uuid.UUID, str]:
-    """`<name>` in the default project, or `<project-id>/<name>`."""
-    project, _, name = value.rpartition("/")
-    if not project:
-        return NIL_PROJECT_ID, value
-    try:
-        return uuid.UUID(project), name
-    except ValueError:
-        return NIL_PROJECT_ID, value
 
 
 @get("/catalog/v1/config")
@@ -35,15 +25,17 @@ async def get_config(
     conn: Connection,
     read_model: CatalogReadModel,
     state: State,
+    project_id: uuid.UUID,
     warehouse: Annotated[str | None, Parameter(query="warehouse")] = None,
 ) -> CatalogConfig:
-    """Raises: NoSuchWarehouseError (404, spec 1.11) for an unknown warehouse."""
+    """Raises: NoSuchWarehouseError (404, spec 1.11) for an unknown warehouse, WarehouseInactiveError (403)."""
     if not warehouse:
         raise BadRequestError("Pass the warehouse name as ?warehouse=<name>")
-    project_id, name = _split_warehouse(warehouse)
-    row = await read_model.warehouse_by_name(conn, project_id, name)
+    project, name = split_warehouse_name(warehouse, project_id)
+    row = await read_model.warehouse_by_name(conn, project, name)
     if row is None:
         raise NoSuchWarehouseError(f"Warehouse {warehouse!r} does not exist")
+    require_active(row)
     settings: Settings = state.settings
     return CatalogConfig(
         defaults={"prefix": str(row.id)},

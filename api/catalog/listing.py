@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Awaitable, Callable
 
+from api.auth.listing_filter import ListingAccess
 from api.catalog.paging import PageRequest
 from api.dependencies import parse_namespace
 from api.wire import ListTablesResponse, TableIdentifier
@@ -25,12 +26,14 @@ async def list_names(
     namespace: str,
     page: PageRequest,
     lister: NameLister,
+    access: ListingAccess,
+    relation: str,
 ) -> ListTablesResponse:
     """Raises: NoSuchNamespaceError."""
     ident = parse_namespace(namespace)
     row = await read_model.namespace(conn, warehouse.id, ident)
     if row is None:
         raise NoSuchNamespaceError(f"Namespace does not exist: {ident}")
-    names, token = page.cut(await lister(conn, row.id, page.after, page.limit), name_key)
+    names, token = page.cut(await access.names(conn, relation, row.id, page.after, page.limit, lister), name_key)
     identifiers = [TableIdentifier(namespace=row.parts, name=name) for name in names]
     return ListTablesResponse(identifiers=identifiers, next_page_token=token)

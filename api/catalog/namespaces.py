@@ -7,6 +7,7 @@ from typing import Annotated
 from litestar import Controller, delete, get, head, post
 from litestar.params import Parameter
 
+from api.auth.listing_filter import ListingAccess
 from api.catalog.paging import PageRequest
 from api.dependencies import parse_namespace, parse_parent
 from api.wire import (
@@ -52,15 +53,18 @@ class NamespacesController(Controller):
         conn: Connection,
         read_model: CatalogReadModel,
         warehouse_row: WarehouseRow,
+        access: ListingAccess,
         parent: str | None = None,
         page_token: Annotated[str | None, Parameter(query="pageToken")] = None,
         page_size: Annotated[int | None, Parameter(query="pageSize")] = None,
     ) -> ListNamespacesResponse:
         page = PageRequest.parse(page_token, page_size)
         parent_ns = parse_parent(parent) if parent else None
-        if parent_ns is not None and await read_model.namespace(conn, warehouse_row.id, parent_ns) is None:
+        parent_row = await read_model.namespace(conn, warehouse_row.id, parent_ns) if parent_ns else None
+        if parent_ns is not None and parent_row is None:
             raise NoSuchNamespaceError(f"Namespace does not exist: {parent_ns}")
-        rows = await read_model.list_namespaces(conn, warehouse_row.id, parent_ns, page.after, page.limit)
+        container = parent_row.id if parent_row else warehouse_row.id
+        rows = await access.namespaces(conn, read_model, warehouse_row.id, parent_ns, container, page.after, page.limit)
         namespaces, token = page.cut(rows, lambda parts: Namespace(tuple(parts)).key)
         return ListNamespacesResponse(namespaces=namespaces, next_page_token=token)
 

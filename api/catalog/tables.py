@@ -8,6 +8,7 @@ import msgspec
 from litestar import Controller, Request, Response, delete, get, head, post
 from litestar.params import Parameter
 
+from api.auth.listing_filter import ListingAccess
 from api.catalog.etags import etag, etag_header
 from api.catalog.listing import list_names
 from api.catalog.paging import PageRequest
@@ -19,6 +20,7 @@ from api.wire import (
     CommitTransactionRequest,
     CreateTableRequest,
     ListTablesResponse,
+    LoadTableDocument,
     LoadTableResult,
     RegisterTableRequest,
     RenameTableRequest,
@@ -65,11 +67,14 @@ class TablesController(Controller):
         conn: Connection,
         read_model: CatalogReadModel,
         warehouse_row: WarehouseRow,
+        access: ListingAccess,
         page_token: Annotated[str | None, Parameter(query="pageToken")] = None,
         page_size: Annotated[int | None, Parameter(query="pageSize")] = None,
     ) -> ListTablesResponse:
         page = PageRequest.parse(page_token, page_size)
-        return await list_names(conn, read_model, warehouse_row, namespace, page, read_model.list_tables)
+        return await list_names(
+            conn, read_model, warehouse_row, namespace, page, read_model.list_tables, access, "tables"
+        )
 
     @post("/tables", status_code=200)
     async def create_table(
@@ -93,7 +98,8 @@ class TablesController(Controller):
             stage_create=data.stage_create,
         )
         result = await handle_create_table(command, ctx)
-        loaded = LoadTableResult(metadata=result.metadata, metadata_location=result.metadata_location)
+        config = (await ctx.storage(warehouse_row)).client_config
+        loaded = LoadTableResult(metadata=result.metadata, metadata_location=result.metadata_location, config=config)
         return Response(loaded, headers=etag_header(result.metadata_location))
 
     @get("/tables/{table:str}")
@@ -103,16 +109,26 @@ class TablesController(Controller):
         table: str,
         conn: Connection,
         read_model: CatalogReadModel,
+        ctx: CommandContext,
         warehouse_row: WarehouseRow,
         snapshots: Literal["all", "refs"] = "all",
         if_none_match: Annotated[str | None, Parameter(header="If-None-Match")] = None,
-    ) -> Response[LoadTableResult | None]:
-        row = await _load(conn, read_model, warehouse_row, namespace, table)
-        tag = etag(row.metadata_location, snapshots)
+    ) -> Response[LoadTableDocument | None]:
+        ident = parse_namespace(namespace)
+        if snapshots == "all":  # the common case: the stored document is sent as it is, never decoded and re-encoded
+            found = await read_model.table_document(conn, warehouse_row.id, ident, decode_name(table))
+            if found is None:
+                raise NoSuchTableError(f"Table does not exist: {ident}.{table}")
+            location, metadata = found[0], msgspec.Raw(found[1])
+        else:
+            row = await _load(conn, read_model, warehouse_row, namespace, table)
+            location = row.metadata_location
+            metadata = msgspec.Raw(msgspec.json.encode(only_referenced_snapshots(row.metadata)))
+        tag = etag(location, snapshots)
         if if_none_match is not None and tag in (part.strip() for part in if_none_match.split(",")):
             return Response(None, status_code=304, headers={"ETag": tag})
-        metadata: dict[str, Any] = row.metadata if snapshots == "all" else only_referenced_snapshots(row.metadata)
-        result = LoadTableResult(metadata=metadata, metadata_location=row.metadata_location)
+        config = (await ctx.storage(warehouse_row)).client_config
+        result = LoadTableDocument(metadata=metadata, metadata_location=location, config=config)
         return Response(result, headers={"ETag": tag})
 
     @head("/tables/{table:str}", status_code=204)
@@ -184,7 +200,8 @@ class TablesController(Controller):
             warehouse_row.id, parse_namespace(namespace), data.name, data.metadata_location, data.overwrite, meta
         )
         result = await handle_register_table(command, ctx)
-        return LoadTableResult(metadata=result.metadata, metadata_location=result.metadata_location)
+        config = (await ctx.storage(warehouse_row)).client_config
+        return LoadTableResult(metadata=result.metadata, metadata_location=result.metadata_location, config=config)
 
 
 @post("/catalog/v1/{prefix:str}/tables/rename", status_code=204)

@@ -7,6 +7,7 @@ from typing import Annotated
 from litestar import Controller, delete, get, head, post
 from litestar.params import Parameter
 
+from api.auth.listing_filter import ListingAccess
 from api.catalog.listing import list_names
 from api.catalog.paging import PageRequest
 from api.dependencies import parse_namespace
@@ -63,11 +64,14 @@ class ViewsController(Controller):
         conn: Connection,
         read_model: CatalogReadModel,
         warehouse_row: WarehouseRow,
+        access: ListingAccess,
         page_token: Annotated[str | None, Parameter(query="pageToken")] = None,
         page_size: Annotated[int | None, Parameter(query="pageSize")] = None,
     ) -> ListTablesResponse:
         page = PageRequest.parse(page_token, page_size)
-        return await list_names(conn, read_model, warehouse_row, namespace, page, read_model.list_views)
+        return await list_names(
+            conn, read_model, warehouse_row, namespace, page, read_model.list_views, access, "views"
+        )
 
     @post("/views", status_code=200)
     async def create_view(

@@ -1,6 +1,6 @@
 """Relay benchmark: catch-up publish throughput and commit → consumer latency (p50/p99), real PostgreSQL + NATS.
 
-Run: `python -m tests.bench.bench_relay [--events 20000] [--commits 500]` (or `task bench`). Not a pytest module.
+Run: `python -m tests.bench.bench_relay [--events 20000] [--commits 500]` (or `task bench:relay`). Not a pytest module.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ import httpx
 import pytest
 from msgspec import Struct
 
+from tests.integration.s3_server import s3_endpoint  # noqa: F401 - the moto S3 fixture
+
 CLI = [sys.executable, "-m", "api"]
 
 

@@ -36,19 +36,25 @@ def test_retried_commit_is_applied_once_when_the_key_repeats(rest: RestApi) -> N
     create_namespace(rest, "idem")
     assert create_table(rest, "idem", "t").status_code == 200
     base = load_table(rest, "idem", "t")["metadata"]
-    body = {
-        "requirements": [{"type": "assert-current-schema-id", "current-schema-id": base["current-schema-id"]}],
-        "updates": [{"action": "set-properties", "updates": {"n": "1"}}],
-    }
-    key = str(uuid.uuid4())
+    commits = 10
 
-    first = rest.http.post(table_url(rest, "idem", "t"), json=body, headers={"Idempotency-Key": key})
-    retried = rest.http.post(table_url(rest, "idem", "t"), json=body, headers={"Idempotency-Key": key})
+    for n in range(commits):
+        body = {
+            "requirements": [{"type": "assert-current-schema-id", "current-schema-id": base["current-schema-id"]}],
+            "updates": [{"action": "set-properties", "updates": {"n": str(n)}}],
+        }
+        key = str(uuid.uuid4())
+        first = rest.http.post(table_url(rest, "idem", "t"), json=body, headers={"Idempotency-Key": key})
+        retried = rest.http.post(table_url(rest, "idem", "t"), json=body, headers={"Idempotency-Key": key})
 
-    assert first.status_code == 200
-    assert retried.json()["metadata-location"] == first.json()["metadata-location"]
-    assert load_table(rest, "idem", "t")["metadata-location"] == first.json()["metadata-location"]
-    assert len(load_table(rest, "idem", "t")["metadata"]["metadata-log"]) == 1, "committed once"
+        assert first.status_code == 200, first.text
+        assert retried.status_code == 200, "a retry sent right after the response arrived finds it recorded"
+        assert retried.headers["idempotent-replayed"] == "true"
+        assert retried.json()["metadata-location"] == first.json()["metadata-location"]
+
+    table = load_table(rest, "idem", "t")
+    assert table["metadata-location"] == first.json()["metadata-location"]
+    assert len(table["metadata"]["metadata-log"]) == commits, "each commit applied once"
 
 
 def test_deterministic_errors_are_replayed_and_another_operation_with_the_key_runs_on_its_own(rest: RestApi) -> None:

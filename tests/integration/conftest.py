@@ -21,9 +21,10 @@ from catalog_es.database import Pool, open_pool
 from catalog_es.eventstore import EventMetadata, EventStore, InlineProjector
 from commands.bootstrap import EnsureDefaultWarehouse, handle_ensure_default_warehouse
 from commands.context import CommandContext
-from projections.catalog_projector import project_catalog
 from projections.catalog_queries import CatalogReadModel
+from projections.projection_registry import INLINE_PROJECTORS
 from tests.integration.nats_server import NatsServer
+from tests.integration.s3_server import s3_endpoint  # noqa: F401 - the moto S3 fixture
 
 META = EventMetadata(actor="tester", request_id="req-integration")
 
@@ -63,7 +64,7 @@ def open_catalog(migrated_dsn: str, warehouse_dir: Path) -> OpenCatalog:
         state: CatalogReadModel | None = None,
         bootstrap: bool = True,
         max_size: int = 16,
-        projectors: Sequence[InlineProjector] = (project_catalog,),
+        projectors: Sequence[InlineProjector] = INLINE_PROJECTORS,
     ) -> AsyncIterator[Catalog]:
         pool = await open_pool(migrated_dsn, min_size=1, max_size=max_size)
         try:

@@ -248,6 +248,19 @@ def test_create_table_raises_when_location_overlaps_another_table(open_catalog, 
     assert second.metadata["location"] == (warehouse_dir / "shared2").as_uri()
 
 
+def test_create_table_raises_when_location_contains_another_table(open_catalog, warehouse_dir):
+    async def scenario():
+        async with open_catalog() as catalog:
+            await _namespace(catalog)
+            await _table(catalog, "inner", location=(warehouse_dir / "outer" / "inner").as_uri())
+            with pytest.raises(InvalidLocationError):
+                await _table(catalog, "outer", location=(warehouse_dir / "outer").as_uri())
+            return await _table(catalog, "sibling", location=(warehouse_dir / "out").as_uri())
+
+    sibling = asyncio.run(scenario())
+    assert sibling.metadata["location"] == (warehouse_dir / "out").as_uri()
+
+
 def test_create_table_raises_when_location_is_outside_warehouse(open_catalog, tmp_path):
     async def scenario():
         async with open_catalog() as catalog:

@@ -380,3 +380,20 @@ def test_read_pages_and_tails_the_log_when_after_limit_or_last_is_given(open_cat
             )
 
     assert asyncio.run(scenario()) == ([3, 4, 5], [2, 3], [4, 5])
+
+
+def test_append_records_every_event_in_order_when_one_transaction_holds_thousands(open_catalog, migrated_dsn):
+    namespaces = [_namespace_created(uuid.uuid4()) for _ in range(6_000)]  # over 65,535 parameters at 12 each
+
+    async def scenario():
+        async with open_catalog(bootstrap=False) as catalog:
+            async with catalog.store.transaction(META) as tx:
+                for event in namespaces:
+                    await tx.append(event, expected_version=0)
+            return await catalog.store.read(), await catalog.store.head()
+
+    events, head = asyncio.run(scenario())
+    assert head == 6_000
+    assert [event.position for event in events] == list(range(1, 6_001))
+    assert [event.subject for event in events] == [event.stream_id for event in namespaces]
+    assert _count(migrated_dsn, "namespaces") == 6_000

@@ -1,0 +1,55 @@
+"""Access-filtered listings: unfiltered when the caller may describe the whole container, else one joined query."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+
+from api.auth.authorizer import Authorizer
+from api.auth.principal import Principal
+from catalog_es.database import Connection
+from catalog_es.identifiers import Namespace
+from projections import permissions_queries
+from projections.catalog_queries import CatalogReadModel
+
+# (connection, namespace id, after key, limit) -> names
+NameLister = Callable[[Connection, uuid.UUID, str, int | None], Awaitable[list[str]]]
+
+
+class ListingAccess:
+    """What one caller may list; with the allowall authorizer everything."""
+
+    def __init__(self, authz: Authorizer, principal: Principal) -> None:
+        self.authz, self.principal = authz, principal
+
+    async def namespaces(
+        self,
+        conn: Connection,
+        read_model: CatalogReadModel,
+        warehouse_id: uuid.UUID,
+        parent: Namespace | None,
+        container_id: uuid.UUID,
+        after: str,
+        limit: int | None,
+    ) -> list[list[str]]:
+        if await self.authz.sees_everything_in(conn, self.principal, container_id):
+            return await read_model.list_namespaces(conn, warehouse_id, parent, after, limit)
+        return await permissions_queries.visible_child_namespaces(
+            conn, self.principal.user_id, warehouse_id, parent, after, limit, self.principal.roles
+        )
+
+    async def names(
+        self,
+        conn: Connection,
+        relation: str,
+        namespace_id: uuid.UUID,
+        after: str,
+        limit: int | None,
+        lister: NameLister,
+    ) -> list[str]:
+        """Tables (`relation="tables"`) or views of a namespace."""
+        if await self.authz.sees_everything_in(conn, self.principal, namespace_id):
+            return await lister(conn, namespace_id, after, limit)
+        return await permissions_queries.visible_tabular_names(
+            conn, self.principal.user_id, relation, namespace_id, after, limit, self.principal.roles
+        )

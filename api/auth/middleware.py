@@ -1,0 +1,65 @@
+"""The authentication middleware: a verified bearer token (or anonymity when auth is off) for every request."""
+
+from __future__ import annotations
+
+from litestar.enums import ScopeType
+from litestar.middleware import ASGIMiddleware
+from litestar.types import ASGIApp, Receive, Scope, Send
+
+from api.auth.oidc import OidcVerifier, TokenRejectedError
+from api.auth.principal import ANONYMOUS
+from api.auth.provisioning import UserProvisioner
+from api.errors import error_body
+
+# Health checks and the API documentation stay open (as Lakekeeper's /health does).
+_OPEN_PATHS = frozenset({"/health"})
+_OPEN_PREFIXES = ("/docs", "/api-docs/", "/swagger-ui")
+
+
+def bearer_token(scope: Scope) -> str | None:
+    """The token of `Authorization: Bearer <token>`; pyiceberg without a token sends `Bearer None`."""
+    for name, value in scope.get("headers", []):
+        if name == b"authorization":
+            scheme, _, token = value.decode("latin-1").strip().partition(" ")
+            token = token.strip()
+            if scheme.lower() != "bearer" or token in ("", "None"):
+                return None
+            return token
+    return None
+
+
+async def _unauthorized(send: Send, message: str) -> None:
+    body = error_body(401, "NotAuthorizedException", message)
+    headers = [(b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="catalog-es"')]
+    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+class AuthenticationMiddleware(ASGIMiddleware):
+    """Puts the caller's `Principal` into `scope["state"]["principal"]`; answers 401 without a valid token."""
+
+    scopes = (ScopeType.HTTP,)
+
+    def __init__(self, verifier: OidcVerifier | None, provisioner: UserProvisioner) -> None:
+        self.verifier = verifier
+        self.provisioner = provisioner
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
+        state = scope.setdefault("state", {})
+        path = scope["path"]
+        if self.verifier is None or path in _OPEN_PATHS or path.startswith(_OPEN_PREFIXES):
+            state["principal"] = ANONYMOUS
+            await next_app(scope, receive, send)
+            return
+        token = bearer_token(scope)
+        if token is None:
+            await _unauthorized(send, "Authentication required: send an OAuth2 bearer token")
+            return
+        try:
+            principal = await self.verifier.verify(token)
+        except TokenRejectedError as exc:
+            await _unauthorized(send, str(exc))
+            return
+        state["principal"] = principal
+        await self.provisioner.ensure(scope["app"].state.ctx, principal, state.get("request_id"))
+        await next_app(scope, receive, send)

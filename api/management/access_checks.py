@@ -1,0 +1,94 @@
+"""Resolving the object of a permissions route and deciding who may read or change its assignments."""
+
+from __future__ import annotations
+
+import uuid
+
+from api.auth.authorizer import Authorizer
+from api.auth.principal import Principal
+from api.management.access_wire import Assignment
+from catalog_es.authz_errors import NoSuchRoleError, NoSuchUserError, NotAuthorizedError
+from catalog_es.authz_events import ObjectKind
+from catalog_es.authz_model import role_principal, user_principal
+from catalog_es.database import Connection
+from catalog_es.errors import (
+    BadRequestError,
+    CatalogError,
+    NoSuchNamespaceError,
+    NoSuchProjectError,
+    NoSuchTableError,
+    NoSuchViewError,
+    NoSuchWarehouseError,
+)
+from projections import permissions_queries
+
+_NOT_FOUND: dict[str, type[CatalogError]] = {
+    "project": NoSuchProjectError,
+    "warehouse": NoSuchWarehouseError,
+    "namespace": NoSuchNamespaceError,
+    "table": NoSuchTableError,
+    "view": NoSuchViewError,
+    "role": NoSuchRoleError,
+}
+
+
+def not_found(kind: ObjectKind, object_id: uuid.UUID) -> CatalogError:
+    return _NOT_FOUND.get(kind, NoSuchProjectError)(f"{kind.capitalize()} {object_id} does not exist")
+
+
+async def visible_object(
+    conn: Connection, authz: Authorizer, principal: Principal, kind: ObjectKind, object_id: uuid.UUID
+) -> None:
+    """Raises: the kind's not-found error when the object does not exist or the caller may not see it."""
+    if await permissions_queries.object_kind(conn, object_id) != kind:
+        raise not_found(kind, object_id)
+    await authz.require_visible(conn, principal, object_id, not_found(kind, object_id))
+
+
+def principal_of(assignment: Assignment) -> str:
+    """Raises: BadRequestError unless exactly one of `user` and `role` is given."""
+    if (assignment.user is None) == (assignment.role is None):
+        raise BadRequestError("An assignment names exactly one of `user` and `role`")
+    return user_principal(assignment.user) if assignment.user is not None else role_principal(assignment.role)  # type: ignore[arg-type]
+
+
+def assignment_of(principal: str, privilege: str) -> Assignment:
+    kind, _, ident = principal.partition(":")
+    if kind == "role":
+        return Assignment(type=privilege, role=uuid.UUID(ident))
+    return Assignment(type=privilege, user=ident)
+
+
+async def require_principals_exist(conn: Connection, principals: list[str]) -> None:
+    """Raises: NoSuchUserError / NoSuchRoleError for a grantee that does not exist."""
+    for principal in set(principals):
+        kind, _, ident = principal.partition(":")
+        if kind == "user" and await permissions_queries.user(conn, ident) is None:
+            raise NoSuchUserError(f"User {ident!r} does not exist")
+        if kind == "role" and await permissions_queries.role(conn, uuid.UUID(ident)) is None:
+            raise NoSuchRoleError(f"Role {ident} does not exist")
+
+
+async def require_may_read(conn: Connection, authz: Authorizer, principal: Principal, object_id: uuid.UUID) -> None:
+    for privilege in ("manage_grants", "pass_grants"):
+        if await authz.allowed(conn, principal, object_id, privilege):
+            return
+    raise NotAuthorizedError("Reading assignments needs manage_grants or pass_grants on the object")
+
+
+async def require_may_change(
+    conn: Connection, authz: Authorizer, principal: Principal, object_id: uuid.UUID, privileges: set[str]
+) -> None:
+    """manage_grants grants anything; otherwise pass_grants passes on what the caller holds itself (not ownership).
+
+    Raises: NotAuthorizedError.
+    """
+    if await authz.allowed(conn, principal, object_id, "manage_grants"):
+        return
+    if "ownership" not in privileges and await authz.allowed(conn, principal, object_id, "pass_grants"):
+        for privilege in privileges:
+            if not await authz.allowed(conn, principal, object_id, privilege):
+                break
+        else:
+            return
+    raise NotAuthorizedError("Changing these assignments needs manage_grants (or pass_grants and the privilege)")

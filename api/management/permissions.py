@@ -1,0 +1,207 @@
+"""Lakekeeper's `/management/v1/permissions/...`: assignments per object, managed access, check and batch-check."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from litestar import Controller, Request, get, post
+from litestar.datastructures import State
+
+from api.auth.authorizer import Authorizer
+from api.auth.principal import Principal
+from api.management.access_checks import (
+    assignment_of,
+    principal_of,
+    require_may_change,
+    require_may_read,
+    require_principals_exist,
+    visible_object,
+)
+from api.management.access_wire import (
+    AssignmentsResponse,
+    BatchCheckRequest,
+    BatchCheckResponse,
+    CheckRequest,
+    CheckResponse,
+    ManagedAccess,
+    ManagedAccessResponse,
+    UpdateAssignmentsRequest,
+)
+from catalog_es.authz_errors import NotAuthorizedError
+from catalog_es.authz_events import ObjectKind
+from catalog_es.authz_model import SERVER_OBJECT_ID
+from catalog_es.database import Connection
+from catalog_es.errors import BadRequestError
+from catalog_es.eventstore import EventMetadata
+from commands.context import CommandContext
+from commands.permissions import (
+    ChangeAssignments,
+    SetManagedAccess,
+    handle_change_assignments,
+    handle_set_managed_access,
+)
+from projections import permissions_queries
+
+
+async def _read(
+    conn: Connection, state: State, principal: Principal, kind: ObjectKind, object_id: uuid.UUID
+) -> AssignmentsResponse:
+    authz: Authorizer = state.authorizer
+    if kind != "server":
+        await visible_object(conn, authz, principal, kind, object_id)
+    await require_may_read(conn, authz, principal, object_id)
+    rows = await permissions_queries.assignments(conn, object_id)
+    return AssignmentsResponse(assignments=[assignment_of(who, what) for who, what in rows])
+
+
+async def _write(
+    data: UpdateAssignmentsRequest,
+    ctx: CommandContext,
+    conn: Connection,
+    state: State,
+    principal: Principal,
+    meta: EventMetadata,
+    kind: ObjectKind,
+    object_id: uuid.UUID,
+) -> None:
+    authz: Authorizer = state.authorizer
+    if kind != "server":
+        await visible_object(conn, authz, principal, kind, object_id)
+    writes = [(principal_of(a), a.type) for a in data.writes]
+    deletes = [(principal_of(a), a.type) for a in data.deletes]
+    await require_may_change(conn, authz, principal, object_id, {p for _, p in writes + deletes})
+    await require_principals_exist(conn, [who for who, _ in writes])
+    current = frozenset(await permissions_queries.assignments(conn, object_id))
+    await handle_change_assignments(ChangeAssignments(kind, object_id, writes, deletes, current, meta), ctx)
+
+
+_OBJECT_ASSIGNMENTS = [
+    f"/{kind}/{{object_id:uuid}}/assignments" for kind in ("project", "warehouse", "namespace", "role")
+]
+_TABULAR_ASSIGNMENTS = [
+    f"/warehouse/{{warehouse_id:uuid}}/{kind}/{{object_id:uuid}}/assignments" for kind in ("table", "view")
+]
+_CONTAINERS = ["/warehouse/{object_id:uuid}", "/namespace/{object_id:uuid}"]
+AnyRequest = Request[Any, Any, Any]
+
+
+class PermissionsController(Controller):
+    """Assignments on the server, projects, warehouses, namespaces, tables, views and roles."""
+
+    path = "/management/v1/permissions"
+
+    @get("/server/assignments", operation_id="get_server_assignments")
+    async def authz_get_server(self, conn: Connection, state: State, principal: Principal) -> AssignmentsResponse:
+        return await _read(conn, state, principal, "server", SERVER_OBJECT_ID)
+
+    @post("/server/assignments", status_code=204, operation_id="update_server_assignments")
+    async def authz_update_server(
+        self,
+        data: UpdateAssignmentsRequest,
+        ctx: CommandContext,
+        conn: Connection,
+        state: State,
+        principal: Principal,
+        meta: EventMetadata,
+    ) -> None:
+        await _write(data, ctx, conn, state, principal, meta, "server", SERVER_OBJECT_ID)
+
+    @get("/project/assignments", operation_id="get_project_assignments")
+    async def authz_get_project(
+        self, conn: Connection, state: State, principal: Principal, project_id: uuid.UUID
+    ) -> AssignmentsResponse:
+        return await _read(conn, state, principal, "project", project_id)
+
+    @post("/project/assignments", status_code=204, operation_id="update_project_assignments")
+    async def authz_update_project(
+        self,
+        data: UpdateAssignmentsRequest,
+        ctx: CommandContext,
+        conn: Connection,
+        state: State,
+        principal: Principal,
+        meta: EventMetadata,
+        project_id: uuid.UUID,
+    ) -> None:
+        await _write(data, ctx, conn, state, principal, meta, "project", project_id)
+
+    @get([*_OBJECT_ASSIGNMENTS, *_TABULAR_ASSIGNMENTS])  # one operation id per path, generated
+    async def authz_get(
+        self, request: AnyRequest, object_id: uuid.UUID, conn: Connection, state: State, principal: Principal
+    ) -> AssignmentsResponse:
+        return await _read(conn, state, principal, _kind(request), object_id)
+
+    @post([*_OBJECT_ASSIGNMENTS, *_TABULAR_ASSIGNMENTS], status_code=204)
+    async def authz_update(
+        self,
+        request: AnyRequest,
+        object_id: uuid.UUID,
+        data: UpdateAssignmentsRequest,
+        ctx: CommandContext,
+        conn: Connection,
+        state: State,
+        principal: Principal,
+        meta: EventMetadata,
+    ) -> None:
+        await _write(data, ctx, conn, state, principal, meta, _kind(request), object_id)
+
+    @get(_CONTAINERS)
+    async def authz_get_managed_access(
+        self, request: AnyRequest, object_id: uuid.UUID, conn: Connection, state: State, principal: Principal
+    ) -> ManagedAccessResponse:
+        await visible_object(conn, state.authorizer, principal, _kind(request), object_id)
+        own, in_force = await permissions_queries.managed_access(conn, object_id)
+        return ManagedAccessResponse(managed_access=own, managed_access_inherited=in_force and not own)
+
+    @post([f"{path}/managed-access" for path in _CONTAINERS], status_code=204)
+    async def authz_set_managed_access(
+        self,
+        request: AnyRequest,
+        object_id: uuid.UUID,
+        data: ManagedAccess,
+        ctx: CommandContext,
+        conn: Connection,
+        state: State,
+        principal: Principal,
+        meta: EventMetadata,
+    ) -> None:
+        container = _kind(request)
+        authz: Authorizer = state.authorizer
+        await visible_object(conn, authz, principal, container, object_id)
+        if not await authz.allowed(conn, principal, object_id, "manage_grants"):
+            raise NotAuthorizedError("Setting managed access needs manage_grants")
+        await handle_set_managed_access(SetManagedAccess(container, object_id, data.managed_access, meta), ctx)
+
+    @post("/check", status_code=200, operation_id="check")
+    async def authz_check(
+        self, data: CheckRequest, conn: Connection, state: State, principal: Principal
+    ) -> CheckResponse:
+        return await _check(conn, state, principal, data)
+
+    @post("/batch-check", status_code=200, operation_id="batch_check")
+    async def authz_batch_check(
+        self, data: BatchCheckRequest, conn: Connection, state: State, principal: Principal
+    ) -> BatchCheckResponse:
+        return BatchCheckResponse(results=[await _check(conn, state, principal, check) for check in data.checks])
+
+
+async def _check(conn: Connection, state: State, principal: Principal, data: CheckRequest) -> CheckResponse:
+    """Raises: NotAuthorizedError when asking about another user without manage_grants on the object."""
+    authz: Authorizer = state.authorizer
+    object_id = SERVER_OBJECT_ID if data.object_type == "server" else data.object_id
+    if object_id is None:
+        raise BadRequestError("object-id is required except for the server")
+    subject = principal
+    if data.user is not None and data.user != principal.user_id:
+        if not await authz.allowed(conn, principal, object_id, "manage_grants"):
+            raise NotAuthorizedError("Checking another user's access needs manage_grants on the object")
+        subject = Principal(user_id=data.user, name=data.user, authenticated=True)
+    return CheckResponse(allowed=await authz.allowed(conn, subject, object_id, data.privilege))
+
+
+def _kind(request: AnyRequest) -> ObjectKind:
+    """The object kind of a permissions path: `.../permissions/<kind>/<id>...` or `.../warehouse/<w>/<kind>/<id>...`."""
+    parts = request.url.path.split("/permissions/", 1)[1].split("/")
+    # The routes admit only object kinds in these places.
+    return parts[2] if parts[0] == "warehouse" and len(parts) > 3 else parts[0]  # type: ignore[return-value]

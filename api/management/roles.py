@@ -1,0 +1,214 @@
+"""Roles: create, list, get, update, delete in the `x-project-id` project (members: `assignee` assignments)."""
+
+from __future__ import annotations
+
+import uuid
+
+from litestar import Controller, delete, get, post
+from litestar.datastructures import State
+
+from api.auth.authorizer import Authorizer
+from api.auth.principal import Principal
+from api.management.access_checks import not_found, principal_of, require_principals_exist, visible_object
+from api.management.access_wire import (
+    Assignment,
+    CreateRoleRequest,
+    ListRolesResponse,
+    Role,
+    RoleMember,
+    RoleMembers,
+    UpdateRoleRequest,
+)
+from catalog_es.authz_errors import NotAuthorizedError
+from catalog_es.database import Connection
+from catalog_es.errors import BadRequestError, NoSuchProjectError
+from catalog_es.eventstore import EventMetadata
+from catalog_es.identifiers import name_key
+from commands.context import CommandContext
+from commands.permissions import ChangeAssignments, handle_change_assignments
+from commands.roles import (
+    CreateRole,
+    DeleteRole,
+    UpdateRole,
+    handle_create_role,
+    handle_delete_role,
+    handle_update_role,
+)
+from projections import permissions_queries
+from projections.permissions_queries import RoleRow
+
+
+def _member(principal: str) -> RoleMember:
+    kind, _, ident = principal.partition(":")
+    return RoleMember(role=uuid.UUID(ident)) if kind == "role" else RoleMember(user=ident)
+
+
+def _role(row: RoleRow) -> Role:
+    return Role(
+        id=row.id,
+        name=row.name,
+        description=row.description,
+        project_id=row.project_id,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+async def role_holding_name(conn: Connection, project_id: uuid.UUID, name: str) -> uuid.UUID | None:
+    row = await permissions_queries.role_by_name(conn, project_id, name_key(name))
+    return row.id if row else None
+
+
+async def _existing(conn: Connection, authz: Authorizer, principal: Principal, role_id: uuid.UUID) -> RoleRow:
+    await visible_object(conn, authz, principal, "role", role_id)
+    row = await permissions_queries.role(conn, role_id)
+    if row is None:
+        raise not_found("role", role_id)
+    return row
+
+
+async def _require_grants(conn: Connection, authz: Authorizer, principal: Principal, object_id: uuid.UUID) -> None:
+    if not await authz.allowed(conn, principal, object_id, "manage_grants"):
+        raise NotAuthorizedError("Managing roles needs manage_grants (security_admin or project_admin)")
+
+
+class RolesController(Controller):
+    path = "/management/v1/role"
+
+    @post("", status_code=201, operation_id="create_role")
+    async def authz_create_role(
+        self,
+        data: CreateRoleRequest,
+        ctx: CommandContext,
+        conn: Connection,
+        state: State,
+        principal: Principal,
+        meta: EventMetadata,
+        project_id: uuid.UUID,
+    ) -> Role:
+        """Raises: NoSuchProjectError, NotAuthorizedError, AlreadyExistsError."""
+        project = data.project_id or project_id
+        authz: Authorizer = state.authorizer
+        if await permissions_queries.object_kind(conn, project) != "project":
+            raise NoSuchProjectError(f"Project {project} does not exist")
+        await authz.require_visible(conn, principal, project, NoSuchProjectError(f"Project {project} does not exist"))
+        await _require_grants(conn, authz, principal, project)
+        command = CreateRole(project_id=project, name=data.name, description=data.description, metadata=meta)
+        role_id = await handle_create_role(command, ctx, role_holding_name)
+        return await self._get(conn, role_id)
+
+    @get("", operation_id="list_roles")
+    async def authz_list_roles(
+        self, conn: Connection, state: State, principal: Principal, project_id: uuid.UUID
+    ) -> ListRolesResponse:
+        authz: Authorizer = state.authorizer
+        rows = await permissions_queries.list_roles(conn, project_id)
+        return ListRolesResponse(roles=[_role(row) for row in rows if await authz.visible(conn, principal, row.id)])
+
+    @get("/{role_id:uuid}", operation_id="get_role")
+    async def authz_get_role(self, role_id: uuid.UUID, conn: Connection, state: State, principal: Principal) -> Role:
+        return _role(await _existing(conn, state.authorizer, principal, role_id))
+
+    @post("/{role_id:uuid}", status_code=200, operation_id="update_role")
+    async def authz_update_role(
+        self,
+        role_id: uuid.UUID,
+        data: UpdateRoleRequest,
+        ctx: CommandContext,
+        conn: Connection,
+        state: State,
+        principal: Principal,
+        meta: EventMetadata,
+    ) -> Role:
+        row = await _existing(conn, state.authorizer, principal, role_id)
+        await _require_grants(conn, state.authorizer, principal, role_id)
+        command = UpdateRole(
+            role_id=role_id, project_id=row.project_id, name=data.name, description=data.description, metadata=meta
+        )
+        await handle_update_role(command, ctx, role_holding_name)
+        return await self._get(conn, role_id)
+
+    @delete("/{role_id:uuid}", status_code=204, operation_id="delete_role")
+    async def authz_delete_role(
+        self,
+        role_id: uuid.UUID,
+        ctx: CommandContext,
+        conn: Connection,
+        state: State,
+        principal: Principal,
+        meta: EventMetadata,
+    ) -> None:
+        await _existing(conn, state.authorizer, principal, role_id)
+        await _require_grants(conn, state.authorizer, principal, role_id)
+        await handle_delete_role(DeleteRole(role_id=role_id, metadata=meta), ctx)
+
+    @get("/{role_id:uuid}/members", operation_id="list_role_members")
+    async def authz_list_members(
+        self, role_id: uuid.UUID, conn: Connection, state: State, principal: Principal
+    ) -> RoleMembers:
+        await _existing(conn, state.authorizer, principal, role_id)
+        rows = await permissions_queries.assignments(conn, role_id)
+        return RoleMembers(members=[_member(who) for who, what in rows if what == "assignee"])
+
+    @post("/{role_id:uuid}/members", status_code=204, operation_id="add_role_members")
+    async def authz_add_members(
+        self,
+        role_id: uuid.UUID,
+        data: RoleMembers,
+        ctx: CommandContext,
+        conn: Connection,
+        state: State,
+        principal: Principal,
+        meta: EventMetadata,
+    ) -> None:
+        """Add users and roles in one transaction. Raises: NoSuchRoleError, NoSuchUserError, NotAuthorizedError."""
+        members = [principal_of(Assignment(type="assignee", user=m.user, role=m.role)) for m in data.members]
+        await self._change(conn, ctx, state, principal, meta, role_id, writes=members, deletes=[])
+
+    @delete(
+        "/{role_id:uuid}/members/{member_type:str}/{member_id:str}", status_code=204, operation_id="remove_role_member"
+    )
+    async def authz_remove_member(
+        self,
+        role_id: uuid.UUID,
+        member_type: str,
+        member_id: str,
+        ctx: CommandContext,
+        conn: Connection,
+        state: State,
+        principal: Principal,
+        meta: EventMetadata,
+    ) -> None:
+        """Idempotent. Raises: BadRequestError for a member type other than `user` or `role`."""
+        if member_type not in ("user", "role"):
+            raise BadRequestError("member_type is `user` or `role`")
+        await self._change(
+            conn, ctx, state, principal, meta, role_id, writes=[], deletes=[f"{member_type}:{member_id}"]
+        )
+
+    async def _change(
+        self,
+        conn: Connection,
+        ctx: CommandContext,
+        state: State,
+        principal: Principal,
+        meta: EventMetadata,
+        role_id: uuid.UUID,
+        *,
+        writes: list[str],
+        deletes: list[str],
+    ) -> None:
+        await _existing(conn, state.authorizer, principal, role_id)
+        await _require_grants(conn, state.authorizer, principal, role_id)
+        await require_principals_exist(conn, writes)
+        current = frozenset(await permissions_queries.assignments(conn, role_id))
+        command = ChangeAssignments(
+            "role", role_id, [(m, "assignee") for m in writes], [(m, "assignee") for m in deletes], current, meta
+        )
+        await handle_change_assignments(command, ctx)
+
+    async def _get(self, conn: Connection, role_id: uuid.UUID) -> Role:
+        row = await permissions_queries.role(conn, role_id)
+        if row is None:
+            raise not_found("role", role_id)
+        return _role(row)

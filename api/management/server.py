@@ -1,0 +1,44 @@
+"""POST /management/v1/bootstrap and GET /management/v1/info."""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+
+from litestar import get, post
+from litestar.datastructures import State
+
+from api.management.wire import BootstrapRequest, ServerInfo
+from api.settings import Settings
+from catalog_es.database import Connection
+from catalog_es.eventstore import EventMetadata
+from catalog_es.identifiers import NIL_PROJECT_ID
+from commands.context import CommandContext
+from commands.server import Bootstrap, handle_bootstrap
+from projections.catalog_queries import CatalogReadModel
+
+
+@post("/management/v1/bootstrap", status_code=204)
+async def bootstrap(data: BootstrapRequest, ctx: CommandContext, meta: EventMetadata) -> None:
+    """Once per server. Raises: AlreadyBootstrappedError (409), BadRequestError (terms not accepted)."""
+    command = Bootstrap(
+        accept_terms_of_use=data.accept_terms_of_use,
+        is_operator=data.is_operator,
+        user_name=data.user_name,
+        user_email=data.user_email,
+        user_type=data.user_type,
+        metadata=meta,
+    )
+    await handle_bootstrap(command, ctx)
+
+
+@get("/management/v1/info")
+async def server_info(conn: Connection, read_model: CatalogReadModel, state: State) -> ServerInfo:
+    settings: Settings = state.settings
+    server_id = await read_model.server_id(conn)
+    return ServerInfo(
+        version=version("catalog-es"),
+        bootstrapped=server_id is not None,
+        server_id=server_id,
+        default_project_id=NIL_PROJECT_ID if settings.enable_default_project else None,
+        authz_backend=settings.authz.backend,
+    )

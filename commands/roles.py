@@ -1,0 +1,87 @@
+"""Role use cases: create, update, delete (membership is the `assignee` privilege on the role)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+
+import msgspec
+
+from catalog_es.authz_errors import NoSuchRoleError
+from catalog_es.authz_events import RoleCreated, RoleDeleted, RoleUpdated
+from catalog_es.authz_streams import last_event
+from catalog_es.database import Connection
+from catalog_es.errors import AlreadyExistsError, BadRequestError
+from catalog_es.eventstore import EventMetadata
+from commands.context import CommandContext
+
+# (connection, project id, name) -> the id of the role holding that name (case-insensitively), if any
+RoleNameLookup = Callable[[Connection, uuid.UUID, str], Awaitable[uuid.UUID | None]]
+
+
+class CreateRole(msgspec.Struct, frozen=True):
+    project_id: uuid.UUID
+    name: str
+    description: str | None
+    metadata: EventMetadata
+
+
+class UpdateRole(msgspec.Struct, frozen=True):
+    role_id: uuid.UUID
+    project_id: uuid.UUID
+    name: str
+    description: str | None
+    metadata: EventMetadata
+
+
+class DeleteRole(msgspec.Struct, frozen=True):
+    role_id: uuid.UUID
+    metadata: EventMetadata
+
+
+def _stream(role_id: uuid.UUID) -> str:
+    return f"role-{role_id}"
+
+
+def _check_name(name: str) -> None:
+    if not name.strip():
+        raise BadRequestError("A role needs a name")
+
+
+async def handle_create_role(cmd: CreateRole, ctx: CommandContext, names: RoleNameLookup) -> uuid.UUID:
+    """Raises: AlreadyExistsError when the project has a role of that name."""
+    _check_name(cmd.name)
+    role_id = ctx.ids.new_id()
+    async with ctx.store.transaction(cmd.metadata) as tx:
+        if await names(tx.conn, cmd.project_id, cmd.name) is not None:
+            raise AlreadyExistsError(f"Role {cmd.name!r} already exists")
+        event = RoleCreated(role_id=role_id, project_id=cmd.project_id, name=cmd.name, description=cmd.description)
+        await tx.append(event, expected_version=0)
+    return role_id
+
+
+async def _existing_version(conn: Connection, role_id: uuid.UUID, version: int) -> int:
+    current = await last_event(conn, _stream(role_id)) if version else None
+    if current is None or isinstance(current, RoleDeleted):
+        raise NoSuchRoleError(f"Role {role_id} does not exist")
+    return version
+
+
+async def handle_update_role(cmd: UpdateRole, ctx: CommandContext, names: RoleNameLookup) -> None:
+    """Raises: NoSuchRoleError, AlreadyExistsError (another role has the name)."""
+    _check_name(cmd.name)
+    async with ctx.store.transaction(cmd.metadata) as tx:
+        version = await _existing_version(tx.conn, cmd.role_id, await tx.stream_version(_stream(cmd.role_id)))
+        holder = await names(tx.conn, cmd.project_id, cmd.name)
+        if holder is not None and holder != cmd.role_id:
+            raise AlreadyExistsError(f"Role {cmd.name!r} already exists")
+        await tx.append(
+            RoleUpdated(role_id=cmd.role_id, name=cmd.name, description=cmd.description), expected_version=version
+        )
+
+
+async def handle_delete_role(cmd: DeleteRole, ctx: CommandContext) -> None:
+    """Raises: NoSuchRoleError."""
+    async with ctx.store.transaction(cmd.metadata) as tx:
+        version = await _existing_version(tx.conn, cmd.role_id, await tx.stream_version(_stream(cmd.role_id)))
+        await tx.append(RoleDeleted(role_id=cmd.role_id), expected_version=version)

@@ -1,0 +1,64 @@
+"""Fixtures: a real OpenID provider and a catalog-es server that trusts it (allowall or builtin authz)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.e2e.auth.openid_provider import AUDIENCE, OpenIdProvider
+from tests.e2e.conftest import RunningCatalog, free_port, start_catalog, stop_catalog
+
+CLIENTS = {
+    "admin": ("admin-secret", ["catalog-admins"]),
+    "alice": ("alice-secret", []),
+    "bob": ("bob-secret", []),
+    "carol": ("carol-secret", ["Readers"]),  # the roles claim names a role (matched case-insensitively)
+}
+
+
+@pytest.fixture
+def idp(tmp_path: Path) -> Iterator[OpenIdProvider]:
+    provider = OpenIdProvider(tmp_path, free_port(), CLIENTS)
+    provider.start()
+    yield provider
+    provider.stop()
+
+
+def _server(pg_dsn: str, tmp_path: Path, idp: OpenIdProvider, backend: str) -> RunningCatalog:
+    env = {
+        **os.environ,
+        "CATALOG_ES__PG_DSN": pg_dsn,
+        "CATALOG_ES__NATS__ENABLED": "false",
+        "CATALOG_ES__OPENID_PROVIDER_URI": idp.issuer,
+        "CATALOG_ES__OPENID_AUDIENCE": AUDIENCE,
+        "CATALOG_ES__OPENID_ROLES_CLAIM": "roles",
+        "CATALOG_ES__AUTHZ__BACKEND": backend,
+    }
+    return start_catalog(tmp_path / "data", env)
+
+
+@pytest.fixture
+def secured_catalog(pg_dsn: str, tmp_path: Path, idp: OpenIdProvider) -> Iterator[RunningCatalog]:
+    """Authentication on, every authenticated caller allowed (authz `allowall`)."""
+    running = _server(pg_dsn, tmp_path, idp, "allowall")
+    yield running
+    stop_catalog(running)
+
+
+@pytest.fixture
+def authz_catalog(pg_dsn: str, tmp_path: Path, idp: OpenIdProvider) -> Iterator[RunningCatalog]:
+    """Authentication on, builtin authorization, bootstrapped by the `admin` client (the server admin)."""
+    running = _server(pg_dsn, tmp_path, idp, "builtin")
+    response = httpx.post(
+        f"{running.base_url}/management/v1/bootstrap",
+        json={"accept-terms-of-use": True, "user-name": "The Admin", "user-email": "admin@example.com"},
+        headers={"Authorization": f"Bearer {idp.token('admin')}"},
+        timeout=30,
+    )
+    assert response.status_code == 204, response.text
+    yield running
+    stop_catalog(running)

@@ -1,0 +1,90 @@
+"""A real S3 API for tests: moto's server mode in a subprocess on a free loopback port.
+
+Tests create their buckets with `make_bucket(endpoint)`; moto accepts any access key pair.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.config import Config
+
+REGION = "us-east-1"
+ACCESS_KEY_ID = "catalog-es-test-key"
+SECRET_ACCESS_KEY = "catalog-es-test-secret"  # moto accepts any pair
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"moto server exited with {process.returncode}: {log.read_text()}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError(f"moto server did not listen on {port}: {log.read_text()}")
+
+
+def s3_admin(endpoint: str) -> Any:
+    """A boto3 client on the test server, path style, with the test keys."""
+    return boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        region_name=REGION,
+        aws_access_key_id=ACCESS_KEY_ID,
+        aws_secret_access_key=SECRET_ACCESS_KEY,
+        config=Config(s3={"addressing_style": "path"}),
+    )
+
+
+def make_bucket(endpoint: str) -> str:
+    """A new, empty bucket with a unique name."""
+    name = f"test-{uuid.uuid4().hex[:16]}"
+    s3_admin(endpoint).create_bucket(Bucket=name)
+    return name
+
+
+def object_keys(endpoint: str, bucket: str, prefix: str = "") -> list[str]:
+    pages = s3_admin(endpoint).get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+    return sorted(item["Key"] for page in pages for item in page.get("Contents", []))
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The URL of a moto S3 server for the whole run (`http://127.0.0.1:<port>`)."""
+    port = _free_port()
+    log = tmp_path_factory.mktemp("moto") / "moto.log"
+    with log.open("wb") as output:  # the child keeps its own copy of the descriptor
+        process = subprocess.Popen(
+            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        _wait_for_port(port, process, log)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
