@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.metadata import version
@@ -71,6 +72,10 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
         app.state.settings = settings
         app.state.relay_metrics = relay_metrics
         app.state.authorizer, app.state.provisioner = auth.authorizer, auth.provisioner
+        # What exists now lives as long as the server: out of the collector's sight, a full collection
+        # no longer walks ~180k startup objects (a 100-170 ms pause every few seconds under load).
+        gc.collect()
+        gc.freeze()
         try:
             yield
         finally:
@@ -97,8 +102,14 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
         ],
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
-        guards=[authorize],
-        middleware=[RequestIdMiddleware(), auth.middleware, IdempotencyMiddleware(settings.idempotency_key_lifetime)],
+        # Without the builtin authorizer every call is allowed: no guard (Litestar copies the handler per guard
+        # call), and without a token verifier no authentication layer (every caller is anonymous).
+        guards=[authorize] if auth.authorizer.enabled else [],
+        middleware=[
+            RequestIdMiddleware(),
+            *([auth.middleware] if auth.verifier is not None else []),
+            IdempotencyMiddleware(settings.idempotency_key_lifetime),
+        ],
         lifespan=[lifespan],
         openapi_config=OpenAPIConfig(
             title="catalog-es",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -10,7 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 import msgspec
-from psycopg import AsyncCursor
+from psycopg import AsyncCursor, errors
 from psycopg.types.json import Jsonb
 
 from catalog_es.clock import Clock, IdSource
@@ -18,6 +19,7 @@ from catalog_es.database import Connection, Pool
 from catalog_es.events import Event, Json, decode_event, event_data
 
 NOTIFY_CHANNEL = "catalog_events"
+_LOCK_COUNTER = b"SELECT position FROM catalog_event_counter FOR UPDATE"
 
 _COLUMNS = (
     "global_position, id, source, type, subject, time, datacontenttype, data, extensions,"
@@ -59,11 +61,25 @@ class EventMetadata(msgspec.Struct, frozen=True):
 
 
 class StreamVersionConflictError(Exception):
-    """Someone appended to the stream since its state was read."""
+    """Someone appended to the stream since its state was read (`actual` None: known only to be newer)."""
 
-    def __init__(self, stream_id: str, expected: int, actual: int) -> None:
-        super().__init__(f"Stream {stream_id} is at version {actual}, expected {expected}")
+    def __init__(self, stream_id: str, expected: int, actual: int | None) -> None:
+        super().__init__(f"Stream {stream_id} is at version {actual or 'newer'}, expected {expected}")
         self.stream_id, self.expected, self.actual = stream_id, expected, actual
+
+
+_STREAM_VERSION_KEY = "catalog_events_stream_id_stream_version_key"
+_DUPLICATE_KEY = re.compile(r"\(stream_id, stream_version\)=\((?P<stream>.*), (?P<version>\d+)\)")
+
+
+def _stream_conflict(violation: errors.UniqueViolation) -> StreamVersionConflictError | None:
+    """The conflict a duplicate (stream, version) stands for; None for any other unique violation."""
+    if violation.diag.constraint_name != _STREAM_VERSION_KEY:
+        return None
+    found = _DUPLICATE_KEY.search(violation.diag.message_detail or "")
+    if found is None:
+        return StreamVersionConflictError("unknown", 0, None)
+    return StreamVersionConflictError(found["stream"], int(found["version"]) - 1, None)
 
 
 InlineProjector = Callable[[Connection, Sequence[RecordedEvent]], Awaitable[None]]
@@ -72,9 +88,9 @@ InlineProjector = Callable[[Connection, Sequence[RecordedEvent]], Awaitable[None
 class Transaction:
     """One write transaction: events appended here commit together with the inline projections."""
 
-    def __init__(self, conn: Connection, head: AsyncCursor[Any], commit_id: uuid.UUID, time: datetime) -> None:
+    def __init__(self, conn: Connection, head: AsyncCursor[Any] | None, commit_id: uuid.UUID, time: datetime) -> None:
         self.conn = conn
-        self._head = head  # the locked counter row, read when the first events are recorded
+        self._head = head  # the locked counter row (serialised transactions), read when events are recorded
         self._commit_id = commit_id
         self._time = time
         self._stream_versions: dict[str, int] = {}
@@ -94,9 +110,15 @@ class Transaction:
     async def append(self, event: Event, *, expected_version: int) -> None:
         """Append one event to its stream, which must still be at `expected_version`.
 
+        In an unserialised transaction a stream's first expected version is not read back: it must come
+        from committed state (streams only grow), and the unique (stream, version) key refuses it at
+        commit if another writer got there first.
+
         Raises:
-            StreamVersionConflictError: the stream moved on since it was read.
+            StreamVersionConflictError: the stream moved on since it was read (here, or when committing).
         """
+        if self._head is None:
+            self._stream_versions.setdefault(event.stream_id, expected_version)
         actual = await self.stream_version(event.stream_id)
         if actual != expected_version:
             raise StreamVersionConflictError(event.stream_id, expected_version, actual)
@@ -104,13 +126,19 @@ class Transaction:
         self.pending.append((event, actual + 1))
 
     async def flush(self, source: str, metadata: EventMetadata, ids: IdSource) -> list[RecordedEvent]:
-        row = await self._head.fetchone()
-        if row is None:
-            raise RuntimeError("The event store is not migrated: run `catalog-es migrate`")
-        position = int(row[0])
+        """Send the pending events; in an unserialised transaction they get their positions from the database.
+
+        Their `position` is then 0 for the inline projectors, which do not use it.
+        """
+        position = 0
+        if self._head is not None:
+            row = await self._head.fetchone()
+            if row is None:
+                raise RuntimeError("The event store is not migrated: run `catalog-es migrate`")
+            position = int(row[0])
         recorded = [
             RecordedEvent(
-                position=position + offset,
+                position=position + offset if self._head is not None else 0,
                 id=ids.new_id(),
                 source=source,
                 type=event.type_name,
@@ -125,16 +153,13 @@ class Transaction:
             )
             for offset, (event, version) in enumerate(self.pending, start=1)
         ]
-        if not recorded:
-            return recorded
         for start in range(0, len(recorded), _EVENTS_PER_STATEMENT):  # PostgreSQL takes 65,535 parameters
             chunk = recorded[start : start + _EVENTS_PER_STATEMENT]
             params: list[Any] = []
             for e in chunk:
-                params += (e.position, e.id, e.source, e.type, e.subject, e.time, e.datacontenttype)
+                params += (e.id, e.source, e.type, e.subject, e.time, e.datacontenttype)
                 params += (Jsonb(e.data), Jsonb(e.extensions), e.stream_id, e.stream_version, e.commit_id)
-            head = chunk[-1].position
-            await self.conn.execute(_append_statement(len(chunk)), (*params, head, NOTIFY_CHANNEL, str(head)))
+            await self.conn.execute(_append_statement(len(chunk)), (*params, NOTIFY_CHANNEL))
         return recorded
 
 
@@ -143,12 +168,16 @@ _EVENTS_PER_STATEMENT = 1000
 
 @lru_cache(maxsize=64)
 def _append_statement(count: int) -> bytes:
-    """Insert `count` events, advance the counter and notify in one statement: one round trip per commit."""
-    row = "(" + ", ".join(["%s"] * len(_COLUMNS.split(","))) + ")"
+    """Advance the counter, insert `count` events at the positions it gives, notify: one statement.
+
+    The counter row stays locked until COMMIT, so positions are gap-free and in commit order.
+    """
+    row = "((SELECT last FROM head) - {back}, " + ", ".join(["%s"] * (len(_COLUMNS.split(",")) - 1)) + ")"
+    values = ", ".join(row.format(back=count - offset) for offset in range(1, count + 1))
     return (
-        f"WITH appended AS (INSERT INTO catalog_events ({_COLUMNS}) VALUES {', '.join([row] * count)}),"
-        " advanced AS (UPDATE catalog_event_counter SET position = %s)"
-        " SELECT pg_notify(%s, %s)"
+        f"WITH head AS (UPDATE catalog_event_counter SET position = position + {count} RETURNING position AS last),"
+        f" appended AS (INSERT INTO catalog_events ({_COLUMNS}) VALUES {values})"
+        " SELECT pg_notify(%s, last::text) FROM head"
     ).encode()
 
 
@@ -177,22 +206,35 @@ class EventStore:
             yield conn
 
     @asynccontextmanager
-    async def transaction(self, metadata: EventMetadata) -> AsyncIterator[Transaction]:
+    async def transaction(self, metadata: EventMetadata, *, serialised: bool = True) -> AsyncIterator[Transaction]:
         """Open a write transaction; on a clean exit its events are appended and projected inline.
 
-        The counter row is locked first, so write transactions are serialised: checks made inside
-        see every earlier commit, and positions are gap-free in commit order.
+        Serialised (the default): the counter row is locked first, so write transactions run one at a
+        time and checks made inside see every earlier commit. Unserialised: nothing is locked before the
+        append statement, which locks the counter row only until COMMIT; use it for pure compare-and-swap
+        appends whose expected versions were read from committed state (a table commit), whose only
+        check is the unique (stream, version) key.
+
+        Raises:
+            StreamVersionConflictError: an expected version was stale.
         """
         # Pipeline mode: statements whose results nobody reads (the append, the projections, COMMIT) travel
-        # together, and the lock's answer is read only at flush, so it shares the handler's first round trip:
-        # the counter row stays locked for fewer round trips.
-        async with self.pool.connection() as conn, conn.pipeline(), conn.transaction():
-            head = await conn.execute("SELECT position FROM catalog_event_counter FOR UPDATE")
-            tx = Transaction(conn, head, self._ids.new_id(), self._clock.now())
-            yield tx
-            recorded = await tx.flush(self._source, metadata, self._ids)
-            for project in self._inline_projectors:
-                await project(conn, recorded)
+        # together; a serialised transaction's lock answer is read only at flush, with the handler's first read.
+        try:
+            async with self.pool.connection() as conn, conn.pipeline(), conn.transaction():
+                head = await conn.execute(_LOCK_COUNTER) if serialised else None
+                tx = Transaction(conn, head, self._ids.new_id(), self._clock.now())
+                yield tx
+                if not tx.pending:
+                    return
+                recorded = await tx.flush(self._source, metadata, self._ids)
+                for project in self._inline_projectors:
+                    await project(conn, recorded)
+        except errors.UniqueViolation as violation:
+            conflict = _stream_conflict(violation)
+            if conflict is None:
+                raise
+            raise conflict from None
 
     async def read(self, *, after: int = 0, limit: int | None = None, last: int | None = None) -> list[RecordedEvent]:
         """Events after a position in log order; with `last`, only the newest that many."""

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import msgspec
 import pyarrow.fs as pafs
@@ -47,10 +48,16 @@ class WarehouseStorage:
             FileExistsError: the file exists already.
             StorageAccessError: the storage refused the write.
         """
-        output = self._file_io(location).new_output(location)
+        content = Compressor.get_compressor(location).bytes_compressor()(msgspec.json.encode(document))
         try:
-            with output.create(overwrite=False) as stream:
-                stream.write(Compressor.get_compressor(location).bytes_compressor()(msgspec.json.encode(document)))
+            path = _local_path(location)
+            if path is None:
+                with self._file_io(location).new_output(location).create(overwrite=False) as stream:
+                    stream.write(content)
+            else:  # a fifth of pyarrow's cost for what is one small file; "x": never overwrite
+                path.parent.mkdir(parents=True, exist_ok=True)
+                with path.open("xb") as file:
+                    file.write(content)
         except FileExistsError:
             raise
         except OSError as exc:
@@ -157,6 +164,14 @@ class WarehouseStorage:
         return StorageAccessError(
             f"Cannot {action} {location} in {describe(self._s3_profile(location))}: {reason(exc)}"
         )
+
+
+def _local_path(location: str) -> Path | None:
+    """The local file a `file:` (or scheme-less absolute) location names; None for object stores."""
+    parts = urlsplit(location)
+    if parts.scheme == "file" or (not parts.scheme and location.startswith("/")):
+        return Path(unquote(parts.path))
+    return None
 
 
 def _is_s3(location: str) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any, TypeVar
 
 import pydantic
@@ -13,7 +14,15 @@ from pyiceberg.schema import Schema
 from pyiceberg.table.locations import load_location_provider
 from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil, new_table_metadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
-from pyiceberg.table.update import TableRequirement, update_table_metadata
+from pyiceberg.table.update import (
+    TableRequirement,
+    TableUpdate,
+    _apply_table_update,
+    _TableMetadataUpdateContext,
+    _update_table_metadata_log,
+    update_table_metadata,
+)
+from pyiceberg.utils.datetime import datetime_to_millis
 
 from catalog_es.encryption_keys import KEY_ID_PROPERTY, AnyTableUpdate, KeyedTableMetadataV3
 from catalog_es.errors import BadRequestError, CommitFailedError
@@ -108,17 +117,41 @@ def commit(
     except CommitFailedException as exc:
         raise CommitFailedError(str(exc)) from None
     try:
-        updated = update_table_metadata(
-            base_metadata=base if base is not None else MetastoreCatalog._empty_table_metadata(),
-            updates=tuple(parsed_updates),  # type: ignore[arg-type] # encryption-key updates are registered
-            enforce_validation=base is None,
-            metadata_location=base_location,
-        )
+        if base is None:
+            updated = update_table_metadata(
+                base_metadata=MetastoreCatalog._empty_table_metadata(),
+                updates=tuple(parsed_updates),  # type: ignore[arg-type] # encryption-key updates are registered
+                enforce_validation=True,
+            )
+        else:
+            updated = _updated(base, parsed_updates, base_location)  # type: ignore[arg-type] # as above
     except (pydantic.ValidationError, TypeError, ValueError) as exc:
         raise BadRequestError(f"Cannot apply updates: {exc}") from None
     key_id = base.properties.get(KEY_ID_PROPERTY) if base is not None else None
     if key_id is not None and updated.properties.get(KEY_ID_PROPERTY) != key_id:
         raise BadRequestError(f"{KEY_ID_PROPERTY} cannot be changed or removed")
+    return updated
+
+
+def _updated(base: TableMetadata, updates: list[TableUpdate], base_location: str | None) -> TableMetadata:
+    """pyiceberg's `update_table_metadata` for an existing table, without its closing deep copy.
+
+    Each update is applied by pyiceberg's own function, and the metadata log and timestamp are kept
+    as it keeps them; the deep copy (nine tenths of a commit's update time on a table with some
+    history) protects against mutation, and metadata objects are never mutated here.
+    """
+    context = _TableMetadataUpdateContext()
+    updated = base
+    for update in updates:
+        updated = _apply_table_update(update, updated, context)
+    if context.has_changes():
+        if base_location:
+            updated = _update_table_metadata_log(updated, base_location, base.last_updated_ms)
+        if base.last_updated_ms == updated.last_updated_ms:
+            now = datetime_to_millis(datetime.now().astimezone())
+            updated = updated.model_copy(update={"last_updated_ms": now})
+    updated.spec().check_compatible(updated.schema())
+    updated.sort_order().check_compatible(updated.schema())
     return updated
 
 

@@ -52,8 +52,10 @@ async def handle_commit_transaction(cmd: CommitTransaction, ctx: CommandContext)
             if decided is not None:
                 prepared.append(decided)
     files = [(commit.metadata_location, commit.document) for commit in prepared]
+    serialised = any(commit.location_changed for commit in prepared)
+    storage = await ctx.storage(warehouse)
     try:
-        async with metadata_files_written(ctx, await ctx.storage(warehouse), files, cmd.metadata) as tx:
+        async with metadata_files_written(ctx, storage, files, cmd.metadata, serialised=serialised) as tx:
             # A fixed order (by table id) so concurrent multi-table commits never wait on each other in a cycle.
             for commit in sorted(prepared, key=lambda commit: commit.current.id):
                 await append_commit(ctx, tx, warehouse, commit)

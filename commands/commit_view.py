@@ -53,8 +53,9 @@ async def handle_commit_view(cmd: CommitView, ctx: CommandContext) -> ViewResult
         require_inside_warehouse(updated.location, warehouse.location)
     metadata_location = next_view_metadata_location(updated.location, current.metadata_location, ctx.ids.new_id())
     document = view_metadata_to_json(updated)
-    try:
-        async with metadata_written(ctx, await ctx.storage(warehouse), metadata_location, document, cmd.metadata) as tx:
+    storage = await ctx.storage(warehouse)
+    try:  # a compare-and-swap on the view's stream: nothing else to check under the counter lock
+        async with metadata_written(ctx, storage, metadata_location, document, cmd.metadata, serialised=False) as tx:
             event = ViewCommitted(
                 view_id=current.id,
                 warehouse_id=warehouse.id,

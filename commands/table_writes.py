@@ -67,12 +67,16 @@ async def metadata_written(
     metadata_location: str,
     document: Json,
     event_metadata: EventMetadata,
+    *,
+    serialised: bool = True,
 ) -> AsyncIterator[Transaction]:
     """Write the metadata file first (no lock held during IO), then open the append transaction.
 
-    If the transaction does not commit, the file is deleted again (best effort).
+    If the transaction does not commit, the file is deleted again (best effort). `serialised`: see
+    `EventStore.transaction`.
     """
-    async with metadata_files_written(ctx, storage, [(metadata_location, document)], event_metadata) as tx:
+    files = [(metadata_location, document)]
+    async with metadata_files_written(ctx, storage, files, event_metadata, serialised=serialised) as tx:
         yield tx
 
 
@@ -82,6 +86,8 @@ async def metadata_files_written(
     storage: WarehouseStorage,
     files: Sequence[tuple[str, Json]],
     event_metadata: EventMetadata,
+    *,
+    serialised: bool = True,
 ) -> AsyncIterator[Transaction]:
     """`metadata_written` for several files: all are written before, and deleted unless, the commit."""
     written: list[str] = []
@@ -89,7 +95,7 @@ async def metadata_files_written(
         for location, document in files:
             await off_loop(storage.write_metadata, location, document)
             written.append(location)
-        async with ctx.store.transaction(event_metadata) as tx:
+        async with ctx.store.transaction(event_metadata, serialised=serialised) as tx:
             yield tx
     except BaseException:
         for location in written:

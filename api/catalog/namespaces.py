@@ -9,7 +9,7 @@ from litestar.params import Parameter
 
 from api.auth.listing_filter import ListingAccess
 from api.catalog.paging import PageRequest
-from api.dependencies import parse_namespace, parse_parent
+from api.dependencies import CATALOG_DEPENDENCIES, parse_namespace, parse_parent
 from api.wire import (
     CreateNamespaceRequest,
     ListNamespacesResponse,
@@ -46,6 +46,7 @@ async def _load(
 
 class NamespacesController(Controller):
     path = "/catalog/v1/{prefix:str}/namespaces"
+    dependencies = CATALOG_DEPENDENCIES
 
     @get("")
     async def list_namespaces(

@@ -12,7 +12,7 @@ from api.auth.listing_filter import ListingAccess
 from api.catalog.etags import etag, etag_header
 from api.catalog.listing import list_names
 from api.catalog.paging import PageRequest
-from api.dependencies import parse_namespace
+from api.dependencies import CATALOG_DEPENDENCIES, parse_namespace
 from api.encoded_slash import decode_name
 from api.wire import (
     CommitTableRequest,
@@ -59,6 +59,7 @@ async def _load(
 
 class TablesController(Controller):
     path = "/catalog/v1/{prefix:str}/namespaces/{namespace:str}"
+    dependencies = CATALOG_DEPENDENCIES
 
     @get("/tables")
     async def list_tables(

@@ -10,7 +10,7 @@ from litestar.params import Parameter
 from api.auth.listing_filter import ListingAccess
 from api.catalog.listing import list_names
 from api.catalog.paging import PageRequest
-from api.dependencies import parse_namespace
+from api.dependencies import CATALOG_DEPENDENCIES, parse_namespace
 from api.encoded_slash import decode_name
 from api.wire import (
     CommitViewRequest,
@@ -56,6 +56,7 @@ def _result(result: ViewResult) -> LoadViewResult:
 
 class ViewsController(Controller):
     path = "/catalog/v1/{prefix:str}/namespaces/{namespace:str}"
+    dependencies = CATALOG_DEPENDENCIES
 
     @get("/views")
     async def list_views(

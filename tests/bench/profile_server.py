@@ -27,7 +27,7 @@ def _py_spy() -> str:
     )
 
 
-async def _drive(server: servers.Server, workload: str, params: workloads.Params) -> None:
+async def _drive(server: servers.Server, workload: str, params: workloads.Params, rate: float | None) -> None:
     target = workloads.Target(server.name, server.base_url, {})
     ds = tree_dataset(TreeShape())
     async with CatalogClient(target.base_url, target.headers, Recorder()) as client:
@@ -35,7 +35,10 @@ async def _drive(server: servers.Server, workload: str, params: workloads.Params
     recorder = Recorder()
     cpu = server.cpu_seconds()
     async with CatalogClient(target.base_url, target.headers, recorder) as client:
-        await getattr(workloads, workload)(target, client, ds, params)
+        if rate is not None:
+            await workloads.load_table_at(rate, target, client, ds, params)
+        else:
+            await getattr(workloads, workload)(target, client, ds, params)
     cpu = server.cpu_seconds() - cpu
     ok = sum(1 for s in recorder.samples if s.status in (200, 204))
     rate = ok / params.duration
@@ -72,7 +75,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workload", default="max_load_table")
     parser.add_argument("--seconds", type=float, default=15.0)
+    parser.add_argument("--rate", type=float, help="loadTable at this fixed rate/s (open model) instead of --workload")
     parser.add_argument("--pg-dsn")
+    parser.add_argument("--gil", action="store_true", help="sample only the thread holding the GIL (Python CPU)")
     parser.add_argument("--summarize", type=Path, help="only summarise an existing raw py-spy file")
     args = parser.parse_args()
     if args.summarize:
@@ -100,10 +105,11 @@ def main() -> None:
                 "-o",
                 str(collapsed),
                 "--nonblocking",
+                *(["--gil"] if args.gil else []),
             ],
         )
         params = workloads.Params(duration=args.seconds)
-        asyncio.run(_drive(server, args.workload, params))
+        asyncio.run(_drive(server, args.workload, params, args.rate))
         spy.wait(60)
     finally:
         server.stop()

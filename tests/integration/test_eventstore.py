@@ -253,6 +253,40 @@ def test_only_one_writer_wins_when_concurrent_appends_expect_the_same_version(op
     assert [event.stream_version for event in events] == [1, 2]
 
 
+def test_unserialised_appends_race_on_the_stream_key_and_keep_positions_gap_free(open_catalog):
+    namespace_id = uuid.uuid4()
+    stream = f"namespace-{namespace_id}"
+
+    async def scenario():
+        async with open_catalog(bootstrap=False) as catalog:
+            store = catalog.store
+            async with store.transaction(META) as tx:
+                await tx.append(_namespace_created(namespace_id), expected_version=0)
+
+            async def update(index: int) -> StreamVersionConflictError | None:
+                event = NamespacePropertiesUpdated(
+                    namespace_id=namespace_id, warehouse_id=uuid.UUID(int=1), updated={"i": str(index)}, removed=[]
+                )
+                try:
+                    async with store.transaction(META, serialised=False) as tx:
+                        await tx.append(event, expected_version=1)
+                except StreamVersionConflictError as conflict:
+                    return conflict
+                return None
+
+            outcomes = await asyncio.gather(*(update(i) for i in range(8)))
+            async with store.transaction(META, serialised=False) as tx:  # after the losers gave their numbers back
+                await tx.append(_project(), expected_version=0)
+            return outcomes, await store.read()
+
+    outcomes, events = asyncio.run(scenario())
+    losers = [outcome for outcome in outcomes if outcome is not None]
+    assert len(losers) == 7
+    assert {(loser.stream_id, loser.expected) for loser in losers} == {(stream, 1)}
+    assert [event.position for event in events] == [1, 2, 3]
+    assert [(event.stream_id, event.stream_version) for event in events[:2]] == [(stream, 1), (stream, 2)]
+
+
 @pytest.mark.parametrize(
     "statement",
     [
