@@ -28,10 +28,10 @@ from projections.catalog_queries import CatalogReadModel
 
 # Litestar resolves the dependencies of one level of the dependency graph concurrently, one anyio task
 # each, which cost a fifth of a catalog request's CPU and most of its latency tail under load
-# (litestar-org/litestar#4563). So the catalog's dependencies form one chain, each taking the one
-# before it (ctx, read_model, principal, meta, access, warehouse_row, and a catalog route's conn): every
-# level holds one dependency and none needs a task. A parameter named after its predecessor and not
-# used otherwise is there for that order only.
+# (litestar-org/litestar#4563). So dependencies form chains, each taking the one before it, and every
+# level holds one dependency: app-wide ctx, read_model, principal, meta, access, warehouse_row; on the
+# catalog controllers the shorter ctx, read_model, warehouse_row, then conn or meta, and access after
+# conn. A parameter named after its predecessor and not used otherwise is there for that order only.
 
 
 def provide_ctx(state: State) -> CommandContext:
@@ -50,12 +50,20 @@ async def provide_conn(state: State) -> AsyncGenerator[Connection, None]:
 
 
 async def provide_warehouse_conn(warehouse_row: WarehouseRow, state: State) -> AsyncGenerator[Connection, None]:
-    """`conn` on the catalog routes: taken after the warehouse is known (the chain's last link)."""
+    """`conn` on the catalog routes: taken after the warehouse is known."""
     async with state.ctx.store.connection() as conn:
         yield conn
 
 
 async def provide_warehouse(prefix: str, access: ListingAccess, state: State) -> WarehouseRow:
+    return await _warehouse(prefix, state)
+
+
+async def provide_catalog_warehouse(prefix: str, read_model: CatalogReadModel, state: State) -> WarehouseRow:
+    return await _warehouse(prefix, state)
+
+
+async def _warehouse(prefix: str, state: State) -> WarehouseRow:
     """The active warehouse named by the `{prefix}` path segment (its id, as /config advertises).
 
     From the warehouse cache, so it holds no connection for the request: a handler that writes takes
@@ -122,6 +130,14 @@ def provide_listing_access(meta: EventMetadata, principal: Principal, state: Sta
     return ListingAccess(state.authorizer, principal)
 
 
+def provide_catalog_metadata(request: Request[Any, Any, Any], warehouse_row: WarehouseRow) -> EventMetadata:
+    return provide_event_metadata(request, request_principal(request.scope))
+
+
+def provide_catalog_access(request: Request[Any, Any, Any], conn: Connection, state: State) -> ListingAccess:
+    return ListingAccess(state.authorizer, request_principal(request.scope))
+
+
 def parse_namespace(namespace: str) -> Namespace:
     """Raises: BadRequestError for an empty namespace segment."""
     if not namespace:
@@ -148,5 +164,10 @@ DEPENDENCIES = {
     "principal": Provide(provide_principal, sync_to_thread=False),
     "access": Provide(provide_listing_access, sync_to_thread=False),
 }
-# The catalog controllers' `conn`, after the warehouse.
-CATALOG_DEPENDENCIES = {"conn": Provide(provide_warehouse_conn)}
+# The catalog controllers' shorter chain.
+CATALOG_DEPENDENCIES = {
+    "warehouse_row": Provide(provide_catalog_warehouse),
+    "conn": Provide(provide_warehouse_conn),
+    "meta": Provide(provide_catalog_metadata, sync_to_thread=False),
+    "access": Provide(provide_catalog_access, sync_to_thread=False),
+}

@@ -67,7 +67,13 @@ def _ratio(ours: float | None, peer: float | None, *, lower_is_better: bool) -> 
 HEADLINES: list[tuple[str, str, str, str, bool]] = [
     ("loadTable max throughput (req/s, closed, 16 clients)", "max_load_table", "loadTable", "throughput", False),
     ("loadTable p50 at max (ms)", "max_load_table", "loadTable", "p50_ms", True),
-    ("loadTable p99 at half of max rate (ms)", "load_table_half", "loadTable", "p99_ms", True),
+    (
+        "loadTable p99 at half of max rate (ms, open model, 16 connections)",
+        "load_table_half",
+        "loadTable",
+        "p99_ms",
+        True,
+    ),
     ("commit max throughput (commits/s, closed, 8 clients)", "max_commits", "commitTable", "throughput", False),
     ("commit p50 at max (ms)", "max_commits", "commitTable", "p50_ms", True),
     ("commit p99 at fixed rate (ms)", "fixed_rate_commits", "commitTable", "p99_ms", True),
