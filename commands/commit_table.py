@@ -117,11 +117,13 @@ async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow
     if prepared is None:
         return TableResult(metadata_location=current.metadata_location, metadata=current.metadata)
     storage = await ctx.storage(warehouse)
-    files = (prepared.metadata_location, prepared.document)
     # Only a moved table needs the location check serialised with other writers; otherwise the
     # (stream, version) key alone decides, and the counter row is locked just for the append.
+    written = metadata_written(
+        ctx, storage, prepared.metadata_location, prepared.document, cmd.metadata, serialised=prepared.location_changed
+    )
     try:
-        async with metadata_written(ctx, storage, *files, cmd.metadata, serialised=prepared.location_changed) as tx:
+        async with written as tx:
             await append_commit(ctx, tx, warehouse, prepared)
     except StreamVersionConflictError:
         raise CommitFailedError(f"Table {cmd.namespace}.{cmd.name} was changed concurrently") from None
