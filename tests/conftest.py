@@ -13,6 +13,32 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from api.embedded import embedded_dsn
 
+# No test, and no server a test starts (they inherit this environment), may reach a cloud identity:
+# no instance-metadata service, no ambient credentials (DEVELOPERS.md "Loopback only").
+NO_AMBIENT_CLOUD_IDENTITY = {
+    "AWS_EC2_METADATA_DISABLED": "true",
+    "NO_GCE_CHECK": "True",
+    "GCE_METADATA_HOST": "127.0.0.1:9",
+}
+AMBIENT_CREDENTIAL_VARIABLES = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_PROFILE",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "AZURE_CLIENT_ID",
+    "AZURE_CLIENT_SECRET",
+    "AZURE_TENANT_ID",
+    "IDENTITY_ENDPOINT",
+    "MSI_ENDPOINT",
+)
+os.environ.update(NO_AMBIENT_CLOUD_IDENTITY)
+for _name in AMBIENT_CREDENTIAL_VARIABLES:
+    os.environ.pop(_name, None)
+
 
 @pytest.fixture(scope="session")
 def pg_admin_dsn(tmp_path_factory: pytest.TempPathFactory) -> str:
