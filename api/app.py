@@ -34,6 +34,7 @@ from api.warehouse_cache import WarehouseCache
 from catalog_es.clock import RandomIds, SystemClock
 from catalog_es.database import open_pool
 from catalog_es.eventstore import EventStore
+from catalog_es.outbound import disable_ambient_identity
 from catalog_es.secrets import SecretStore, load_secrets_key
 from commands.context import CommandContext
 from projections.catalog_queries import CatalogReadModel
@@ -52,6 +53,7 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
     """The catalog API on a migrated database at `dsn`; `/metrics` shows the in-process relay's figures."""
 
     auth = build_auth(settings)
+    disable_ambient_identity()  # before any storage client exists (also for apps built without the CLI)
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -66,7 +68,9 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
             inline_projectors=(*INLINE_PROJECTORS, warehouses.forget),
         )
         secrets = _secret_store(settings)
-        app.state.ctx = CommandContext(store=store, state=read_model, clock=clock, ids=ids, secrets=secrets)
+        app.state.ctx = CommandContext(
+            store=store, state=read_model, clock=clock, ids=ids, secrets=secrets, endpoints=settings.endpoint_policy
+        )
         app.state.read_model = read_model
         app.state.warehouses = warehouses
         app.state.settings = settings

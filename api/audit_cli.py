@@ -189,7 +189,9 @@ async def _export(data_dir: str | None, warehouse: str, namespace: str, table: s
         store = EventStore(
             pool, clock=clock, ids=ids, source=settings.event_source, inline_projectors=INLINE_PROJECTORS
         )
-        ctx = CommandContext(store=store, state=CatalogReadModel(), clock=clock, ids=ids)
+        ctx = CommandContext(
+            store=store, state=CatalogReadModel(), clock=clock, ids=ids, endpoints=settings.endpoint_policy
+        )
         async with pool.connection() as conn:
             return await export_events(
                 ctx,

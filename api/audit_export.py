@@ -15,7 +15,6 @@ from typing import Any, cast
 import msgspec
 import pyarrow as pa
 from pyiceberg.catalog import Catalog
-from pyiceberg.io import load_file_io
 from pyiceberg.table import CommitTableResponse, Table
 from pyiceberg.table.metadata import TableMetadataUtil
 
@@ -138,11 +137,13 @@ async def export_events(
     if not events or location is None:
         return ExportResult(table=name, exported=0, from_position=after, to_position=after)
     head = events[-1].position
+    # The warehouse's own IO (its credential, never an ambient one); the location checked to be on its storage.
+    io = await asyncio.to_thread((await ctx.storage(row)).file_io, location)
     iceberg = Table(
         identifier=(*namespace.parts, table),
         metadata=TableMetadataUtil.parse_obj(metadata),
         metadata_location=location,
-        io=load_file_io({}, location),
+        io=io,
         catalog=cast(Catalog, _CommandCommitter(ctx, row.id, asyncio.get_running_loop(), meta)),
     )
     await asyncio.to_thread(_append, iceberg, event_rows(events), head)

@@ -27,6 +27,7 @@ from api.settings import Settings, load_settings
 from api.spark_cli import spark_cli
 from catalog_es.database import open_pool
 from catalog_es.eventstore import read_events
+from catalog_es.outbound import disable_ambient_identity
 from projections.cloudevents import encode_structured
 from projections.nats_relay import RelayConfig
 from projections.projection_registry import PROCESS_PROJECTIONS
@@ -245,4 +246,5 @@ def subscribe(
 
 
 def main() -> None:
+    disable_ambient_identity()  # every command, before pyarrow's AWS SDK or boto3 start
     cli()

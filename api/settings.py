@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from catalog_es.outbound import EndpointPolicy
+
 ENV_PREFIX = "CATALOG_ES__"
 
 
@@ -65,6 +67,16 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     openid_subject_claim: str | None = None  # default: `oid`, then `sub`
     openid_roles_claim: str | None = None  # dot path, e.g. `resource_access.catalog.roles`
     authz: AuthzSettings = AuthzSettings()
+    # Hosts a storage profile's S3 `endpoint` may name (comma-separated names, IP addresses, `*.domain`).
+    # Empty: AWS's own S3/STS endpoints only. Link-local and cloud metadata addresses are refused always.
+    s3_endpoint_allowed_hosts: str = ""
+
+    def __post_init__(self) -> None:
+        self.endpoint_policy  # noqa: B018 - refuses a malformed allow-list when the settings load
+
+    @property
+    def endpoint_policy(self) -> EndpointPolicy:
+        return EndpointPolicy.from_setting(self.s3_endpoint_allowed_hosts)
 
     @property
     def data_path(self) -> Path:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 from urllib.parse import unquote, urlsplit
 
 import msgspec
@@ -12,29 +13,49 @@ from botocore.exceptions import BotoCoreError, ClientError
 from pyiceberg.io import FileIO, load_file_io
 from pyiceberg.serializers import Compressor
 
-from catalog_es.errors import StorageAccessError
+from catalog_es.errors import InvalidLocationError, StorageAccessError
 from catalog_es.events import Json
 from catalog_es.locations import normalize_location
-from catalog_es.storage_access import describe, reason, s3_client
+from catalog_es.outbound import EndpointPolicy
+from catalog_es.storage_access import describe, reason, s3_client, safe_code
 from catalog_es.storage_profiles import (
     S3Profile,
     StorageCredential,
     StorageProfile,
     client_config,
     fileio_properties,
+    location_schemes,
 )
 
 _S3_SCHEMES = ("s3", "s3a", "s3n")
 _DELETE_BATCH = 1000  # the most keys one DeleteObjects request takes
+# pyarrow's S3 errors read "AWS Error ACCESS_DENIED during PutObject operation: <the endpoint's message>":
+# the SDK's own error name is safe to show, the rest is the endpoint's text.
+_AWS_SDK_ERROR: Final = re.compile(r"AWS Error (\[code \d+\]|[A-Z_]+)")
+
+
+class ForeignLocationError(StorageAccessError):
+    """A location on another storage than the warehouse's (scheme or bucket): refused before any IO."""
 
 
 class WarehouseStorage:
     """Reads and writes one warehouse's files: metadata through pyiceberg's FileIO, listings through
-    pyarrow (local files) or boto3 (S3). Without a profile it serves local files only."""
+    pyarrow (local files) or boto3 (S3). Without a profile it serves local files only.
 
-    def __init__(self, profile: StorageProfile | None = None, credential: StorageCredential | None = None) -> None:
+    Every method first checks that the location is on this warehouse's storage (a file warehouse
+    touches local files only, an S3 warehouse its own bucket) and the endpoint is allowed, so a caller's
+    location can never make the server build a client for another store, nor use an ambient identity.
+    """
+
+    def __init__(
+        self,
+        profile: StorageProfile | None = None,
+        credential: StorageCredential | None = None,
+        endpoints: EndpointPolicy | None = None,
+    ) -> None:
         self._profile = profile
         self._credential = credential
+        self._endpoints = endpoints or EndpointPolicy()
         self._properties = fileio_properties(profile, credential) if profile is not None else {}
         # What table responses hand to clients for this storage (computed once: loadTable is a hot path).
         self.client_config = client_config(profile, credential) if profile is not None else {}
@@ -48,6 +69,7 @@ class WarehouseStorage:
             FileExistsError: the file exists already.
             StorageAccessError: the storage refused the write.
         """
+        self._require_own(location)
         content = Compressor.get_compressor(location).bytes_compressor()(msgspec.json.encode(document))
         try:
             path = _local_path(location)
@@ -61,12 +83,28 @@ class WarehouseStorage:
         except FileExistsError:
             raise
         except OSError as exc:
-            raise StorageAccessError(f"Cannot write metadata file {location}: {exc}") from exc
+            raise StorageAccessError(
+                f"Cannot write metadata file {location}: {self._os_reason(location, exc)}"
+            ) from exc
 
     def read_metadata(self, location: str) -> Json:
-        """The metadata document as stored (gzip-compressed files too)."""
-        with self._file_io(location).new_input(location).open() as stream:
-            document: Json = msgspec.json.decode(Compressor.get_compressor(location).stream_decompressor(stream).read())
+        """The metadata document as stored (gzip-compressed files too).
+
+        Raises:
+            ForeignLocationError: the location is not on this warehouse's storage.
+            StorageAccessError: the object store refused the read (a local file's OSError passes through).
+        """
+        self._require_own(location)
+        try:
+            with self._file_io(location).new_input(location).open() as stream:
+                raw = Compressor.get_compressor(location).stream_decompressor(stream).read()
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            if _local_path(location) is not None:
+                raise
+            raise StorageAccessError(f"Cannot read metadata file {location}: {self._os_reason(location, exc)}") from exc
+        document: Json = msgspec.json.decode(raw)
         return document
 
     def delete_file(self, location: str) -> None:
@@ -75,7 +113,7 @@ class WarehouseStorage:
         Raises:
             StorageAccessError: the S3 store refused the deletion.
         """
-        canonical = normalize_location(location)
+        canonical = self._require_own(location)
         if not _is_s3(canonical):
             self._file_io(location).delete(location)
             return
@@ -91,7 +129,7 @@ class WarehouseStorage:
         Raises:
             StorageAccessError: the S3 store cannot be listed.
         """
-        canonical = normalize_location(location)
+        canonical = self._require_own(location)
         if _is_s3(canonical):
             return self._s3_is_empty(canonical)
         filesystem, path = pafs.FileSystem.from_uri(canonical)
@@ -108,7 +146,7 @@ class WarehouseStorage:
         Raises:
             StorageAccessError: the S3 store refused a listing or a deletion.
         """
-        canonical = normalize_location(location)
+        canonical = self._require_own(location)
         if _is_s3(canonical):
             self._s3_purge(canonical)
             return
@@ -116,10 +154,52 @@ class WarehouseStorage:
         if filesystem.get_file_info(path).type != pafs.FileType.NotFound:
             filesystem.delete_dir(path)
 
+    def file_io(self, location: str) -> FileIO:
+        """pyiceberg's FileIO for a location on this storage (blocking: checks the endpoint).
+
+        Raises:
+            ForeignLocationError: the location is not on this warehouse's storage.
+            EndpointNotAllowedError: the profile's endpoint is refused.
+        """
+        self._require_own(location)
+        return self._file_io(location)
+
+    def _require_own(self, location: str) -> str:
+        """The canonical location, if it is on this warehouse's storage; checked before any IO."""
+        try:
+            canonical = normalize_location(location)
+        except InvalidLocationError as exc:
+            raise ForeignLocationError(str(exc)) from None
+        parts = urlsplit(canonical)
+        if isinstance(self._profile, S3Profile):
+            if parts.scheme not in location_schemes(self._profile) or parts.netloc != self._profile.bucket:
+                raise ForeignLocationError(
+                    f"Location {location} is not in this warehouse's storage (bucket {self._profile.bucket!r})"
+                )
+        elif parts.scheme != "file":
+            raise ForeignLocationError(f"Location {location} is not in this warehouse's storage (local files)")
+        return canonical
+
     def _file_io(self, location: str) -> FileIO:
         if self._io is None:
-            self._io = load_file_io(self._properties, location)
+            if isinstance(self._profile, S3Profile):
+                self._endpoints.check(self._profile.endpoint)
+                properties = self._properties
+                if self._credential is None:  # never pyarrow's default chain: unsigned requests
+                    properties = {**properties, "s3.anonymous": "true"}
+                self._io = load_file_io(properties, location)
+            else:
+                self._io = load_file_io({"py-io-impl": "pyiceberg.io.pyarrow.PyArrowFileIO"}, location)
         return self._io
+
+    def _os_reason(self, location: str, exc: OSError) -> str:
+        """A local file's OSError as is; for an object store the SDK's error name only (text logged)."""
+        if _local_path(location) is not None:
+            return str(exc)
+        reason(exc, location)  # logs the details
+        found = _AWS_SDK_ERROR.search(str(exc))
+        where = describe(self._profile) if isinstance(self._profile, S3Profile) else "object storage"
+        return f"storage error in {where}" + (f" ({found.group(1)})" if found else "")
 
     def _s3_profile(self, location: str) -> S3Profile:
         if not isinstance(self._profile, S3Profile):
@@ -128,7 +208,7 @@ class WarehouseStorage:
 
     def _client(self, location: str) -> Any:
         if self._s3 is None:
-            self._s3 = s3_client(self._s3_profile(location), self._credential)
+            self._s3 = s3_client(self._s3_profile(location), self._credential, self._endpoints)
         return self._s3
 
     def _s3_is_empty(self, location: str) -> bool:
@@ -154,15 +234,15 @@ class WarehouseStorage:
                 if answer.get("Errors"):
                     error = answer["Errors"][0]
                     raise StorageAccessError(
-                        f"Cannot delete s3://{bucket}/{error.get('Key')} in {describe(self._s3_profile(location))}: "
-                        f"{error.get('Code')}: {error.get('Message')} ({len(answer['Errors'])} keys failed)"
+                        f"Cannot purge {location} in {describe(self._s3_profile(location))}: "
+                        f"{safe_code(error.get('Code'))} ({len(answer['Errors'])} keys failed)"
                     )
         except (BotoCoreError, ClientError) as exc:
             raise self._failure("purge", location, exc) from exc
 
     def _failure(self, action: str, location: str, exc: Exception) -> StorageAccessError:
         return StorageAccessError(
-            f"Cannot {action} {location} in {describe(self._s3_profile(location))}: {reason(exc)}"
+            f"Cannot {action} {location} in {describe(self._s3_profile(location))}: {reason(exc, location)}"
         )
 
 

@@ -1,4 +1,4 @@
-"""Talking to a warehouse's storage: boto3 S3 clients, access probes and readable failure reasons (blocking)."""
+"""Talking to a warehouse's storage: boto3 S3 clients, access probes and safe failure reasons (blocking)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,65 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import boto3
+import structlog
+from botocore import UNSIGNED
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    ReadTimeoutError,
+    SSLError,
+)
 
 from catalog_es.errors import StorageAccessError
+from catalog_es.outbound import EndpointPolicy
 
 if TYPE_CHECKING:
     from catalog_es.storage_profiles import S3Profile, StorageCredential
 
 _PROBE_BODY: Final = b"catalog-es storage access probe\n"
+_log = structlog.get_logger(__name__)
+# S3 error codes a caller may see; anything else the endpoint answers stays in the server log (an endpoint
+# is not trusted to choose what the catalog says: its text could be an internal service's secret).
+_S3_ERROR_CODES: Final = frozenset(
+    {
+        "AccessDenied",
+        "AccountProblem",
+        "AllAccessDisabled",
+        "AuthorizationHeaderMalformed",
+        "BadRequest",
+        "ExpiredToken",
+        "InternalError",
+        "InvalidAccessKeyId",
+        "InvalidArgument",
+        "InvalidBucketName",
+        "InvalidBucketState",
+        "InvalidObjectState",
+        "InvalidRequest",
+        "InvalidToken",
+        "MethodNotAllowed",
+        "NoSuchBucket",
+        "NoSuchKey",
+        "NotImplemented",
+        "PermanentRedirect",
+        "PreconditionFailed",
+        "RequestTimeTooSkewed",
+        "RequestTimeout",
+        "ServiceUnavailable",
+        "SignatureDoesNotMatch",
+        "SlowDown",
+        "TemporaryRedirect",
+        "XAmzContentSHA256Mismatch",
+    }
+)
+_CLIENT_FAILURES: Final = (
+    (EndpointConnectionError, "Could not connect to the endpoint"),
+    (ConnectTimeoutError, "Connecting to the endpoint timed out"),
+    (ReadTimeoutError, "The endpoint did not answer in time"),
+    (SSLError, "TLS handshake with the endpoint failed"),
+)
 
 
 def path_style(profile: S3Profile) -> bool:
@@ -26,12 +76,22 @@ def path_style(profile: S3Profile) -> bool:
 def s3_client(
     profile: S3Profile,
     credential: StorageCredential | None,
+    endpoints: EndpointPolicy,
     *,
     connect_timeout: float = 10.0,
     read_timeout: float = 60.0,
     max_attempts: int = 3,
 ) -> Any:
-    """A boto3 S3 client for the profile; without a credential boto3's default chain applies."""
+    """A boto3 S3 client for the profile, once its endpoint passed the policy.
+
+    Never boto3's default credential chain (environment, config files, instance metadata): the
+    credential's keys, or unsigned requests without one. Endpoint URLs from the environment or config
+    files are ignored too, so the profile alone says where requests go.
+
+    Raises:
+        EndpointNotAllowedError: the profile's endpoint is refused (before any connection).
+    """
+    endpoints.check(profile.endpoint)
     compat = profile.flavor == "s3-compat"
     config = Config(
         region_name=profile.region,
@@ -42,10 +102,12 @@ def s3_client(
         # S3-compatible stores often reject the newer default checksum headers.
         request_checksum_calculation="when_required" if compat else "when_supported",
         response_checksum_validation="when_required" if compat else "when_supported",
+        ignore_configured_endpoint_urls=True,
     )
-    keys: dict[str, str] = {}
-    if credential is not None:
-        keys = {"aws_access_key_id": credential.access_key_id, "aws_secret_access_key": credential.secret_access_key}
+    if credential is None:
+        config = config.merge(Config(signature_version=UNSIGNED))
+        return boto3.session.Session().client("s3", endpoint_url=profile.endpoint, config=config)
+    keys = {"aws_access_key_id": credential.access_key_id, "aws_secret_access_key": credential.secret_access_key}
     return boto3.session.Session().client("s3", endpoint_url=profile.endpoint, config=config, **keys)
 
 
@@ -55,22 +117,34 @@ def describe(profile: S3Profile) -> str:
     return f"bucket {profile.bucket!r} at {endpoint}"
 
 
-def reason(exc: Exception) -> str:
-    """The S3 error code and message, or the client-side failure."""
+def reason(exc: Exception, location: str = "") -> str:
+    """A fixed phrase for the failure: a known S3 error code and the HTTP status at most, never the
+    endpoint's own text (its body, message or headers). The details go to the server log."""
+    _log.warning("storage request failed", location=location, error=repr(exc))
     if isinstance(exc, ClientError):
-        error = exc.response.get("Error", {})
-        code = error.get("Code") or exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", "?")
-        return f"{code}: {error.get('Message') or 'no message'}"
-    return str(exc) or type(exc).__name__
+        return safe_code(exc.response.get("Error", {}).get("Code"), exc.response.get("ResponseMetadata", {}))
+    for kind, phrase in _CLIENT_FAILURES:
+        if isinstance(exc, kind):
+            return phrase
+    return f"storage client error ({type(exc).__name__})"
 
 
-def probe_bucket(profile: S3Profile, credential: StorageCredential | None) -> None:
+def safe_code(code: object, metadata: dict[str, Any] | None = None) -> str:
+    """`S3 error <code> (HTTP <status>)` for a known code; otherwise the status alone."""
+    status = (metadata or {}).get("HTTPStatusCode")
+    shown = f"HTTP {status}" if isinstance(status, int) else "no status"
+    if isinstance(code, str) and code in _S3_ERROR_CODES:
+        return f"S3 error {code} ({shown})"
+    return f"S3 request failed ({shown})"
+
+
+def probe_bucket(profile: S3Profile, credential: StorageCredential | None, endpoints: EndpointPolicy) -> None:
     """Write, read back and delete an object under the key prefix; fail fast on an unreachable endpoint.
 
     Raises:
-        StorageAccessError: a step failed or read back other bytes.
+        StorageAccessError: the endpoint is not allowed, a step failed or read back other bytes.
     """
-    client = s3_client(profile, credential, connect_timeout=3.0, read_timeout=10.0, max_attempts=2)
+    client = s3_client(profile, credential, endpoints, connect_timeout=3.0, read_timeout=10.0, max_attempts=2)
     key = "/".join(part for part in (profile.key_prefix, f".catalog-es-probe-{uuid.uuid4().hex}") if part)
     step = "write"
     written = False
@@ -86,7 +160,7 @@ def probe_bucket(profile: S3Profile, credential: StorageCredential | None) -> No
     except (BotoCoreError, ClientError) as exc:
         raise StorageAccessError(
             f"Storage access check failed for {describe(profile)}: cannot {step} s3://{profile.bucket}/{key}: "
-            f"{reason(exc)}"
+            f"{reason(exc, f's3://{profile.bucket}/{key}')}"
         ) from exc
     finally:
         if written:

@@ -12,6 +12,7 @@ import msgspec
 from catalog_es.errors import BadRequestError, InvalidLocationError
 from catalog_es.events import Json
 from catalog_es.locations import local_path, normalize_location
+from catalog_es.outbound import EndpointPolicy
 from catalog_es.storage_access import path_style, probe_bucket, probe_directory
 
 # AWS's general-purpose bucket naming rules (also enforced for s3-compatible stores).
@@ -204,16 +205,24 @@ def client_config(profile: StorageProfile, credential: StorageCredential | None)
     return config
 
 
-def validate_access(profile: StorageProfile, credential: StorageCredential | None) -> None:
+def validate_access(
+    profile: StorageProfile, credential: StorageCredential | None, endpoints: EndpointPolicy | None = None
+) -> None:
     """Write, read back and delete a probe object under the base location (blocking: run off the loop).
 
+    Both endpoints of an S3 profile must pass the policy first, the STS one too although the catalog
+    does not call STS yet: a stored profile should not name a host the server may not contact.
+
     Raises:
-        StorageAccessError: any step fails; the message names the location, endpoint and reason.
+        StorageAccessError: any step fails; the message names the location, endpoint and a safe reason.
+        EndpointNotAllowedError: an endpoint is refused (before any connection).
     """
     if isinstance(profile, FileProfile):
         probe_directory(local_path(base_location(profile)))
-    else:
-        probe_bucket(profile, credential)
+        return
+    endpoints = endpoints or EndpointPolicy()
+    endpoints.check(profile.sts_endpoint)
+    probe_bucket(profile, credential, endpoints)
 
 
 def _flag(value: bool) -> str:

@@ -15,6 +15,7 @@ from catalog_es.database import Connection
 from catalog_es.errors import BadRequestError, NoSuchNamespaceError, NoSuchWarehouseError, WarehouseInactiveError
 from catalog_es.eventstore import EventStore
 from catalog_es.identifiers import Namespace
+from catalog_es.outbound import EndpointPolicy
 from catalog_es.secrets import SecretStore
 from catalog_es.state import CatalogState, NamespaceRow, WarehouseRow
 from catalog_es.storage import WarehouseStorage
@@ -30,6 +31,7 @@ class CommandContext:
     clock: Clock
     ids: IdSource
     secrets: SecretStore | None = None
+    endpoints: EndpointPolicy = field(default_factory=EndpointPolicy)  # which S3 endpoints storage may contact
     _credentials: dict[uuid.UUID, StorageCredential] = field(default_factory=dict, compare=False, repr=False)
     _storages: dict[bytes, WarehouseStorage] = field(default_factory=dict, compare=False, repr=False)
 
@@ -58,7 +60,8 @@ class CommandContext:
         key = msgspec.json.encode((warehouse.id, warehouse.storage_profile, warehouse.credential_fingerprint))
         storage = self._storages.get(key)
         if storage is None:
-            storage = WarehouseStorage(decode_profile(warehouse.storage_profile), await self.credential(warehouse))
+            profile, credential = decode_profile(warehouse.storage_profile), await self.credential(warehouse)
+            storage = WarehouseStorage(profile, credential, self.endpoints)
             self._storages[key] = storage
         return storage
 

@@ -141,7 +141,7 @@ async def handle_create_warehouse(cmd: CreateWarehouse, ctx: CommandContext) -> 
     name = validate_display_name(cmd.name, "Warehouse")
     profile, credential = decode_profile(cmd.storage_profile), _credential(cmd.storage_credential)
     delete_profile = decode_delete_profile(cmd.delete_profile)
-    await off_loop(validate_access, profile, credential)
+    await off_loop(validate_access, profile, credential, ctx.endpoints)
     warehouse_id = ctx.ids.new_id()
     async with ctx.store.transaction(cmd.metadata) as tx:
         await existing_project(tx, ctx, cmd.project_id)
@@ -188,7 +188,7 @@ async def handle_update_storage(cmd: UpdateStorage, ctx: CommandContext) -> None
     check_profile_update(decode_profile(current.storage_profile), profile)
     new_credential = _credential(cmd.storage_credential)
     credential = new_credential if cmd.storage_credential is not None else await ctx.credential(current)
-    await off_loop(validate_access, profile, credential)
+    await off_loop(validate_access, profile, credential, ctx.endpoints)
     async with ctx.store.transaction(cmd.metadata) as tx:
         row = await _existing(tx, ctx, cmd.warehouse_id)
         await _require_exclusive_location(tx, ctx, row.project_id, base_location(profile), except_id=row.id)
@@ -212,7 +212,7 @@ async def handle_update_credential(cmd: UpdateCredential, ctx: CommandContext) -
     if current is None:
         raise NoSuchWarehouseError(f"Warehouse {cmd.warehouse_id} does not exist")
     credential = _credential(cmd.storage_credential)
-    await off_loop(validate_access, decode_profile(current.storage_profile), credential)
+    await off_loop(validate_access, decode_profile(current.storage_profile), credential, ctx.endpoints)
     async with ctx.store.transaction(cmd.metadata) as tx:
         row = await _existing(tx, ctx, cmd.warehouse_id)
         await _forget_secret(tx, ctx, row.storage_credential)

@@ -17,6 +17,9 @@ from msgspec import Struct
 from tests.integration.s3_server import s3_endpoint  # noqa: F401 - the moto S3 fixture
 
 CLI = [sys.executable, "-m", "api"]
+# The moto S3 server (and other test endpoints) listen on 127.0.0.1: allowed for every test server unless
+# its environment says otherwise (the production default allows AWS's own endpoints only).
+TEST_ALLOWED_HOSTS = {"CATALOG_ES__S3_ENDPOINT_ALLOWED_HOSTS": "127.0.0.1"}
 
 
 class RunningCatalog(Struct):
@@ -43,7 +46,7 @@ def start_catalog(data_dir: Path, env: dict[str, str], port: int | None = None) 
     with log_path.open("ab") as log:  # the child keeps its own copy of the descriptor
         process = subprocess.Popen(
             [*CLI, "serve", "--data-dir", str(data_dir), "--port", str(port)],
-            env=env,
+            env={**TEST_ALLOWED_HOSTS, **env},
             stdout=log,
             stderr=subprocess.STDOUT,
         )

@@ -12,6 +12,7 @@ import pytest
 from pyiceberg.io import load_file_io
 
 from catalog_es.errors import BadRequestError, StorageAccessError
+from catalog_es.outbound import EndpointNotAllowedError, EndpointPolicy
 from catalog_es.storage import WarehouseStorage
 from catalog_es.storage_profiles import (
     FileProfile,
@@ -20,11 +21,12 @@ from catalog_es.storage_profiles import (
     client_config,
     decode_credential,
     decode_profile,
-    fileio_properties,
     validate_access,
 )
 from tests.integration.s3_server import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY, make_bucket, object_keys, s3_admin
+from tests.security.hostile_s3 import hostile_endpoint
 
+LOOPBACK = EndpointPolicy(allowed_hosts=("127.0.0.1",))  # moto listens there
 DOCUMENT = {"format-version": 2, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1", "location": "x"}
 
 
@@ -52,14 +54,16 @@ def bucket(s3_endpoint: str) -> str:
 
 
 def test_validate_access_succeeds_and_leaves_nothing_behind_when_bucket_is_usable(s3_endpoint, bucket):
-    validate_access(profile(s3_endpoint, bucket, **{"key-prefix": "wh/one"}), credential())
-    validate_access(profile(s3_endpoint, bucket, **{"path-style-access": True, "flavor": "s3-compat"}), credential())
+    validate_access(profile(s3_endpoint, bucket, **{"key-prefix": "wh/one"}), credential(), LOOPBACK)
+    validate_access(
+        profile(s3_endpoint, bucket, **{"path-style-access": True, "flavor": "s3-compat"}), credential(), LOOPBACK
+    )
     assert object_keys(s3_endpoint, bucket) == []
 
 
 def test_validate_access_fails_naming_bucket_and_reason_when_bucket_is_missing(s3_endpoint):
     with pytest.raises(StorageAccessError) as raised:
-        validate_access(profile(s3_endpoint, "no-such-bucket-here"), credential())
+        validate_access(profile(s3_endpoint, "no-such-bucket-here"), credential(), LOOPBACK)
     message = str(raised.value)
     assert "no-such-bucket-here" in message
     assert s3_endpoint in message
@@ -72,18 +76,24 @@ def test_validate_access_fails_naming_endpoint_when_nothing_listens_there(bucket
         sock.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{sock.getsockname()[1]}"
     with pytest.raises(StorageAccessError, match="Could not connect") as raised:
-        validate_access(profile(dead, bucket), credential())
+        validate_access(profile(dead, bucket), credential(), LOOPBACK)
     assert dead in str(raised.value)
 
 
-def test_validate_access_fails_when_no_credential_is_available(s3_endpoint, bucket, monkeypatch):
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")
-    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    with pytest.raises(StorageAccessError, match="credentials"):
-        validate_access(profile(s3_endpoint, bucket), None)
+def test_validate_access_sends_unsigned_requests_never_ambient_keys_when_no_credential_is_given(monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAAMBIENTCHAINKEY01")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "ambient-secret")
+    with hostile_endpoint() as target, pytest.raises(StorageAccessError, match="AccessDenied"):
+        validate_access(profile(target.url, "lake"), None, LOOPBACK)
+    assert target.requests
+    assert all("Authorization" not in headers for headers in target.requests)
+
+
+def test_validate_access_refuses_an_endpoint_off_the_allow_list_before_connecting(s3_endpoint, bucket):
+    with pytest.raises(EndpointNotAllowedError, match="CATALOG_ES__S3_ENDPOINT_ALLOWED_HOSTS"):
+        validate_access(profile(s3_endpoint, bucket), credential())  # the default policy: AWS only
+    with pytest.raises(EndpointNotAllowedError, match="link-local"):
+        validate_access(profile(s3_endpoint, bucket, **{"sts-endpoint": "http://169.254.169.254"}), None, LOOPBACK)
 
 
 def test_validate_access_creates_a_missing_directory_for_file_storage(tmp_path: Path):
@@ -98,7 +108,7 @@ def test_validate_access_fails_for_file_storage_when_path_is_below_a_file(tmp_pa
 
 
 def test_warehouse_storage_writes_reads_and_deletes_metadata_on_s3(s3_endpoint, bucket):
-    storage = WarehouseStorage(profile(s3_endpoint, bucket, **{"key-prefix": "wh"}), credential())
+    storage = WarehouseStorage(profile(s3_endpoint, bucket, **{"key-prefix": "wh"}), credential(), LOOPBACK)
     plain = f"s3://{bucket}/wh/t1/metadata/00000-a.metadata.json"
     compressed = f"s3://{bucket}/wh/t1/metadata/00001-b.gz.metadata.json"
     storage.write_metadata(plain, DOCUMENT)
@@ -116,7 +126,7 @@ def test_warehouse_storage_writes_reads_and_deletes_metadata_on_s3(s3_endpoint, 
 
 
 def test_warehouse_storage_sees_emptiness_by_whole_path_segments_on_s3(s3_endpoint, bucket):
-    storage = WarehouseStorage(profile(s3_endpoint, bucket), credential())
+    storage = WarehouseStorage(profile(s3_endpoint, bucket), credential(), LOOPBACK)
     assert storage.is_empty(f"s3://{bucket}/wh/t1")
     storage.write_metadata(f"s3://{bucket}/wh/t1/metadata/v1.metadata.json", DOCUMENT)
     assert not storage.is_empty(f"s3://{bucket}/wh/t1")
@@ -127,7 +137,7 @@ def test_warehouse_storage_sees_emptiness_by_whole_path_segments_on_s3(s3_endpoi
 
 
 def test_warehouse_storage_purges_everything_below_a_location_on_s3(s3_endpoint, bucket):
-    storage = WarehouseStorage(profile(s3_endpoint, bucket), credential())
+    storage = WarehouseStorage(profile(s3_endpoint, bucket), credential(), LOOPBACK)
     admin = s3_admin(s3_endpoint)
     for index in range(1001):  # more than one DeleteObjects batch
         admin.put_object(Bucket=bucket, Key=f"wh/t1/data/{index:05d}.parquet", Body=b"")
@@ -140,7 +150,7 @@ def test_warehouse_storage_purges_everything_below_a_location_on_s3(s3_endpoint,
 
 
 def test_warehouse_storage_reports_a_storage_error_when_bucket_is_missing(s3_endpoint):
-    storage = WarehouseStorage(profile(s3_endpoint, "no-such-bucket-here"), credential())
+    storage = WarehouseStorage(profile(s3_endpoint, "no-such-bucket-here"), credential(), LOOPBACK)
     with pytest.raises(StorageAccessError, match="NoSuchBucket"):
         storage.is_empty("s3://no-such-bucket-here/wh/t1")
     with pytest.raises(StorageAccessError, match="NoSuchBucket"):
@@ -148,14 +158,24 @@ def test_warehouse_storage_reports_a_storage_error_when_bucket_is_missing(s3_end
 
 
 def test_warehouse_storage_refuses_s3_locations_without_an_s3_profile(tmp_path: Path):
-    with pytest.raises(StorageAccessError, match="no S3 storage profile"):
-        WarehouseStorage(FileProfile(location=str(tmp_path))).is_empty("s3://bucket/x")
+    for location in ("s3://bucket/x", "gs://bucket/x", "abfss://container@account/x"):
+        with pytest.raises(StorageAccessError, match="not in this warehouse's storage"):
+            WarehouseStorage(FileProfile(location=str(tmp_path))).is_empty(location)
+
+
+def test_warehouse_storage_refuses_another_bucket_before_any_io(s3_endpoint, bucket):
+    storage = WarehouseStorage(profile(s3_endpoint, bucket), credential(), LOOPBACK)
+    for location in (f"s3://other-{bucket}/x", f"s3a://{bucket}/x", f"file:///tmp/{bucket}"):
+        with pytest.raises(StorageAccessError, match="not in this warehouse's storage"):
+            storage.write_metadata(location, DOCUMENT)
+        with pytest.raises(StorageAccessError, match="not in this warehouse's storage"):
+            storage.read_metadata(location)
 
 
 def test_pyiceberg_file_io_writes_data_under_the_key_prefix(s3_endpoint, bucket):
-    properties = fileio_properties(profile(s3_endpoint, bucket, **{"key-prefix": "lake/wh"}), credential())
+    storage = WarehouseStorage(profile(s3_endpoint, bucket, **{"key-prefix": "lake/wh"}), credential(), LOOPBACK)
     location = f"s3://{bucket}/lake/wh/t1/data/part-0.parquet"
-    io = load_file_io(properties, location)
+    io = storage.file_io(location)
     table = pa.table({"id": [1, 2, 3], "name": ["a", "b", "c"]})
     with io.new_output(location).create() as stream:
         pq.write_table(table, stream)
@@ -165,7 +185,7 @@ def test_pyiceberg_file_io_writes_data_under_the_key_prefix(s3_endpoint, bucket)
 
 
 def test_warehouse_storage_reports_a_storage_error_when_a_metadata_write_fails(s3_endpoint):
-    storage = WarehouseStorage(profile(s3_endpoint, "no-such-bucket-here"), credential())
+    storage = WarehouseStorage(profile(s3_endpoint, "no-such-bucket-here"), credential(), LOOPBACK)
     with pytest.raises(
         StorageAccessError,
         match=r"Cannot write metadata file s3://no-such-bucket-here/wh/t1/metadata/v1\.metadata\.json",
@@ -176,7 +196,7 @@ def test_warehouse_storage_reports_a_storage_error_when_a_metadata_write_fails(s
 def test_pyiceberg_client_reads_server_files_with_only_the_client_config(s3_endpoint, bucket):
     shared = profile(s3_endpoint, bucket, **{"share-static-credentials-with-clients": True})
     location = f"s3://{bucket}/wh/t1/metadata/v1.metadata.json"
-    WarehouseStorage(shared, credential()).write_metadata(location, DOCUMENT)
+    WarehouseStorage(shared, credential(), LOOPBACK).write_metadata(location, DOCUMENT)
     client_io = load_file_io(client_config(shared, credential()), location)
     with client_io.new_input(location).open() as stream:
         assert stream.read() == msgspec.json.encode(DOCUMENT)
