@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import msgspec
 import pytest
 
@@ -83,9 +85,9 @@ def test_listed_hosts_and_wildcard_subdomains_are_allowed_when_configured() -> N
     ],
 )
 def test_metadata_and_link_local_addresses_are_refused_even_when_listed(endpoint: str) -> None:
-    listed = endpoint.split("//")[1].rsplit(":", 1)[0] if "[" not in endpoint else endpoint.split("[")[1].split("]")[0]
+    listed = str(urlsplit(endpoint).hostname).rstrip(".")
     with pytest.raises(EndpointNotAllowedError, match="link-local and cloud metadata"):
-        _policy(listed.lower().rstrip("."), "169.254.169.254").check(endpoint)
+        _policy(listed, "169.254.169.254").check(endpoint)
 
 
 @pytest.mark.parametrize("answer", [("169.254.169.254",), ("192.0.2.1", "fe80::1%eth0"), ("fd00:ec2::254",)])
