@@ -39,6 +39,18 @@ class AuthzSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     backend: Literal["allowall", "builtin"] = "allowall"
 
 
+class MetricsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Prometheus metrics (`CATALOG_ES__METRICS__*`).
+
+    `GET /metrics` on the API port is authenticated like every route, and with the builtin authorizer
+    for server admins and operators only. `port` adds an open scrape listener on `host:port` (no token,
+    metrics only), for a Prometheus that cannot authenticate: keep it on a network only scrapers reach.
+    """
+
+    port: int | None = None  # unset: no open listener
+    host: str = "127.0.0.1"
+
+
 class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Everything configurable. Without `pg_dsn` the catalog runs an embedded PostgreSQL in `data_dir`."""
 
@@ -65,6 +77,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     openid_subject_claim: str | None = None  # default: `oid`, then `sub`
     openid_roles_claim: str | None = None  # dot path, e.g. `resource_access.catalog.roles`
     authz: AuthzSettings = AuthzSettings()
+    metrics: MetricsSettings = MetricsSettings()
 
     @property
     def data_path(self) -> Path:

@@ -37,10 +37,19 @@ def not_found(kind: ObjectKind, object_id: uuid.UUID) -> CatalogError:
 
 
 async def visible_object(
-    conn: Connection, authz: Authorizer, principal: Principal, kind: ObjectKind, object_id: uuid.UUID
+    conn: Connection,
+    authz: Authorizer,
+    principal: Principal,
+    kind: ObjectKind,
+    object_id: uuid.UUID,
+    container_id: uuid.UUID | None = None,
 ) -> None:
-    """Raises: the kind's not-found error when the object does not exist or the caller may not see it."""
+    """Raises: the kind's not-found error when the object does not exist, is not of that kind, lies outside
+    `container_id` (the warehouse a `/warehouse/{w}/table/{t}` path names), or the caller may not see it.
+    """
     if await permissions_queries.object_kind(conn, object_id) != kind:
+        raise not_found(kind, object_id)
+    if container_id is not None and not await permissions_queries.is_inside(conn, object_id, container_id):
         raise not_found(kind, object_id)
     await authz.require_visible(conn, principal, object_id, not_found(kind, object_id))
 
