@@ -3,7 +3,9 @@ user listings and metrics (issue 13, items 4 and 5). Real OpenID provider, built
 
 from __future__ import annotations
 
+import os
 import uuid
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -11,8 +13,8 @@ import psycopg
 import pytest
 
 from catalog_es.identifiers import NIL_PROJECT_ID
-from tests.e2e.auth.openid_provider import OpenIdProvider
-from tests.e2e.conftest import RunningCatalog
+from tests.e2e.auth.openid_provider import AUDIENCE, OpenIdProvider
+from tests.e2e.conftest import RunningCatalog, free_port, start_catalog, stop_catalog
 from tests.e2e.rest_helpers import assert_error
 from tests.integration.s3_server import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY, make_bucket
 
@@ -231,3 +233,50 @@ def test_permission_checks_answer_not_found_for_an_object_of_another_type(
     response = admin.post("/management/v1/permissions/check", json={**check, "object-type": "warehouse"})
 
     assert_error(response, 404, "NoSuchWarehouseException")
+
+
+def test_a_replay_needs_the_authorization_the_original_request_passed(
+    keyed_authz_catalog: RunningCatalog, idp: OpenIdProvider, s3_endpoint: str
+) -> None:
+    admin = _client(keyed_authz_catalog, idp, "admin")
+    bob = _client(keyed_authz_catalog, idp, "bob")
+    _known(bob)
+    warehouse = _warehouse(admin, s3_endpoint, "lake")
+    assert _table(admin, warehouse, "n", "t").status_code == 200
+    _grant(admin, f"warehouse/{warehouse}", "modify", "oidc~bob")
+    key = str(uuid.uuid4())
+    commit = {"requirements": [], "updates": [{"action": "set-properties", "updates": {"by": "bob"}}]}
+    url = f"/catalog/v1/{warehouse}/namespaces/n/tables/t"
+    assert bob.post(url, json=commit, headers={"Idempotency-Key": key}).status_code == 200
+    assert bob.post(url, json=commit, headers={"Idempotency-Key": key}).headers["idempotent-replayed"] == "true"
+    revoke = {"writes": [], "deletes": [{"type": "modify", "user": "oidc~bob"}]}
+    response = admin.post(f"/management/v1/permissions/warehouse/{warehouse}/assignments", json=revoke)
+    assert response.status_code == 204, response.text
+
+    replayed = bob.post(url, json=commit, headers={"Idempotency-Key": key})
+
+    assert_error(replayed, 404, "NoSuchWarehouseException")  # bob no longer sees anything in the warehouse
+    assert "idempotent-replayed" not in replayed.headers
+
+
+def test_metrics_are_open_only_on_the_configured_scrape_port(pg_dsn: str, tmp_path: Path, idp: OpenIdProvider) -> None:
+    scrape_port = free_port()
+    env = {
+        **os.environ,
+        "CATALOG_ES__PG_DSN": pg_dsn,
+        "CATALOG_ES__NATS__ENABLED": "false",
+        "CATALOG_ES__OPENID_PROVIDER_URI": idp.issuer,
+        "CATALOG_ES__OPENID_AUDIENCE": AUDIENCE,
+        "CATALOG_ES__AUTHZ__BACKEND": "builtin",
+        "CATALOG_ES__METRICS__PORT": str(scrape_port),
+    }
+    running = start_catalog(tmp_path / "data", env)
+    try:
+        scraped = httpx.get(f"http://127.0.0.1:{scrape_port}/metrics", timeout=30)
+        on_api = httpx.get(f"{running.base_url}/metrics", timeout=30)
+    finally:
+        stop_catalog(running)
+
+    assert scraped.status_code == 200, scraped.text
+    assert "catalog_es_projector_checkpoint_position" in scraped.text
+    assert_error(on_api, 401, "NotAuthorizedException")
