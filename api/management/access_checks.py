@@ -68,14 +68,22 @@ def assignment_of(principal: str, privilege: str) -> Assignment:
     return Assignment(type=privilege, user=ident)
 
 
-async def require_principals_exist(conn: Connection, principals: list[str]) -> None:
-    """Raises: NoSuchUserError / NoSuchRoleError for a grantee that does not exist."""
-    for principal in set(principals):
-        kind, _, ident = principal.partition(":")
+async def require_principals_exist(
+    conn: Connection, authz: Authorizer, principal: Principal, principals: list[str]
+) -> None:
+    """Raises: NoSuchUserError / NoSuchRoleError for a grantee that does not exist, or a role the caller may
+    not see (another project's roles answer as missing ones: naming one is not a way to find it or link it).
+    """
+    for grantee in set(principals):
+        kind, _, ident = grantee.partition(":")
         if kind == "user" and await permissions_queries.user(conn, ident) is None:
             raise NoSuchUserError(f"User {ident!r} does not exist")
-        if kind == "role" and await permissions_queries.role(conn, uuid.UUID(ident)) is None:
-            raise NoSuchRoleError(f"Role {ident} does not exist")
+        if kind == "role":
+            role_id = uuid.UUID(ident)
+            missing = NoSuchRoleError(f"Role {ident} does not exist")
+            if await permissions_queries.role(conn, role_id) is None:
+                raise missing
+            await authz.require_visible(conn, principal, role_id, missing)
 
 
 async def require_may_read(conn: Connection, authz: Authorizer, principal: Principal, object_id: uuid.UUID) -> None:

@@ -280,3 +280,31 @@ def test_metrics_are_open_only_on_the_configured_scrape_port(pg_dsn: str, tmp_pa
     assert scraped.status_code == 200, scraped.text
     assert "catalog_es_projector_checkpoint_position" in scraped.text
     assert_error(on_api, 401, "NotAuthorizedException")
+
+
+def test_a_role_of_another_project_cannot_be_named_as_a_member_or_grantee(
+    authz_catalog: RunningCatalog, idp: OpenIdProvider
+) -> None:
+    """Adding members and granting acted on any role id without a decision on that role: alice, security admin of
+    project B only, could tell which role ids exist in project A and link them into B's roles and grants."""
+    admin = _client(authz_catalog, idp, "admin")
+    foreign = admin.post("/management/v1/role", json={"name": "a-team"})
+    assert foreign.status_code == 201, foreign.text
+    project_b = admin.post("/management/v1/project", json={"project-name": "B"}).json()["project-id"]
+    alice = _client(authz_catalog, idp, "alice", project=project_b)
+    _known(alice)
+    _grant(admin, "project", "project_admin", "oidc~alice", **{"x-project-id": project_b})
+    own = alice.post("/management/v1/role", json={"name": "b-team"})
+    assert own.status_code == 201, own.text
+    members = {"members": [{"role": foreign.json()["id"]}]}
+
+    added = alice.post(f"/management/v1/role/{own.json()['id']}/members", json=members)
+    granted = alice.post(
+        "/management/v1/permissions/project/assignments",
+        json={"writes": [{"type": "describe", "role": foreign.json()["id"]}], "deletes": []},
+    )
+
+    assert_error(added, 404, "NoSuchRoleException")
+    assert_error(granted, 404, "NoSuchRoleException")
+    mine = alice.post(f"/management/v1/role/{own.json()['id']}/members", json={"members": [{"user": "oidc~alice"}]})
+    assert mine.status_code == 204, mine.text
