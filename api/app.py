@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from importlib.metadata import version
 
 from litestar import Litestar
@@ -28,7 +29,7 @@ from api.management.audit import AuditController
 from api.management.projects import PROJECT_ROUTES
 from api.management.server import bootstrap, server_info
 from api.management.warehouses import WarehousesController
-from api.metrics import metrics
+from api.metrics import metrics, metrics_text, serve_text
 from api.settings import Settings
 from api.warehouse_cache import WarehouseCache
 from catalog_es.clock import RandomIds, SystemClock
@@ -76,13 +77,20 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
         app.state.settings = settings
         app.state.relay_metrics = relay_metrics
         app.state.authorizer, app.state.provisioner = auth.authorizer, auth.provisioner
+        app.state.idempotency_sealer = secrets.sealer("idempotent responses") if secrets is not None else None
         # What exists now lives as long as the server: out of the collector's sight, a full collection
         # no longer walks ~180k startup objects (a 100-170 ms pause every few seconds under load).
         gc.collect()
         gc.freeze()
+        scrape = settings.metrics
+        listener = None
+        if scrape.port is not None:
+            listener = await serve_text(scrape.host, scrape.port, partial(metrics_text, app.state), reuse_port=True)
         try:
             yield
         finally:
+            if listener is not None:
+                listener.close()
             await pool.close()
 
     return Litestar(

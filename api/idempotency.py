@@ -1,8 +1,11 @@
 """The Idempotency-Key middleware (spec 1.11): a retried mutation gets the original response back.
 
 Final 2xx and 4xx responses are stored and replayed for the key's lifetime; 5xx responses are never
-stored. Records are per key and request (method + path), so a key reused for another operation (a
-client error under the spec) runs as a request of its own rather than replaying a stranger's answer.
+stored. Records are per key, caller (principal and `x-project-id`) and request (method + path): a key
+reused for another operation (a client error under the spec), or presented by anyone else, runs as a
+request of its own rather than replaying a stranger's answer. A replay passes the route's authorization
+again first (a revoked grant stops it), and stored bodies are sealed under the secrets key (they can
+hold table metadata and a warehouse's shared S3 credentials).
 A second request while the first still runs gets 409. The response is recorded just before its
 last byte is sent (not inside the request's transaction): if the process dies in between, the key is released
 once its claim is older than `STALE_AFTER`, and a retry then runs again, meeting the already-committed
@@ -14,13 +17,17 @@ from __future__ import annotations
 import uuid
 from datetime import timedelta
 
+from litestar import Request
 from litestar.enums import ScopeType
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
+from api.auth.guard import authorize
+from api.auth.principal import request_principal
 from api.errors import error_body
 from catalog_es import idempotency
 from catalog_es.database import Pool
+from catalog_es.secrets import Sealer
 
 HEADER = b"idempotency-key"
 STALE_AFTER = timedelta(minutes=2)
@@ -49,6 +56,15 @@ async def _send_error(send: Send, status: int, type_name: str, message: str) -> 
     await _send_stored(send, idempotency.StoredResponse(status=status, content_type="application/json", body=body))
 
 
+async def _authorize_replay(scope: Scope, receive: Receive) -> None:
+    """The route's guard, as for the original request: a replay never answers what the caller may no longer do.
+
+    Raises: the guard's not-found error or NotAuthorizedError (the exception handlers answer them).
+    """
+    if scope["app"].state.authorizer.enabled:
+        await authorize(Request(scope, receive), scope["route_handler"])
+
+
 class IdempotencyMiddleware(ASGIMiddleware):
     """Applies to POST and DELETE under /catalog/v1/ (not to metrics reports)."""
 
@@ -73,37 +89,53 @@ class IdempotencyMiddleware(ASGIMiddleware):
         except ValueError:
             await _send_error(send, 400, "BadRequestException", "Idempotency-Key must be a UUID (spec: UUIDv7)")
             return
-        pool: Pool = scope["app"].state.ctx.store.pool
-        fingerprint = f"{scope.get('method')} {path}"
+        state = scope["app"].state
+        pool: Pool = state.ctx.store.pool
+        sealer: Sealer | None = state.idempotency_sealer
+        headers = dict(scope["headers"])
+        record = idempotency.Scope(
+            key=key,
+            principal=request_principal(scope).user_id,
+            project=headers.get(b"x-project-id", b"").decode("latin-1"),
+            fingerprint=f"{scope.get('method')} {path}",
+        )
         async with pool.connection() as conn:
-            claim = await idempotency.claim(conn, key, fingerprint, self.lifetime, STALE_AFTER)
+            claim = await idempotency.claim(conn, record, self.lifetime, STALE_AFTER, sealer)
         match claim:
             case idempotency.StoredResponse():
+                await _authorize_replay(scope, receive)
                 await _send_stored(send, claim)
             case idempotency.InProgress():
                 await _send_error(
                     send, 409, "CommitFailedException", "A request with this Idempotency-Key is in progress"
                 )
             case idempotency.Claimed():
-                await self._run_and_record(scope, receive, send, next_app, pool, key, fingerprint)
+                await self._run_and_record(scope, receive, send, next_app, pool, record, sealer)
 
     async def _run_and_record(
-        self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp, pool: Pool, key: str, fingerprint: str
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        next_app: ASGIApp,
+        pool: Pool,
+        record: idempotency.Scope,
+        sealer: Sealer | None,
     ) -> None:
         status = 500
         content_type: str | None = None
         chunks: list[bytes] = []
         recorded = False
 
-        async def record() -> None:
+        async def finish() -> None:
             nonlocal recorded
             recorded = True
             async with pool.connection() as conn:
                 if status < 500:
                     stored = idempotency.StoredResponse(status=status, content_type=content_type, body=b"".join(chunks))
-                    await idempotency.finalise(conn, key, fingerprint, stored)
+                    await idempotency.finalise(conn, record, stored, sealer)
                 else:
-                    await idempotency.release(conn, key, fingerprint)
+                    await idempotency.release(conn, record)
 
         async def recording_send(message: Message) -> None:
             nonlocal status, content_type
@@ -113,11 +145,11 @@ class IdempotencyMiddleware(ASGIMiddleware):
             elif message["type"] == "http.response.body":
                 chunks.append(message.get("body", b""))
                 if not message.get("more_body", False):
-                    await record()  # before the client sees the end: its retry must find the record
+                    await finish()  # before the client sees the end: its retry must find the record
             await send(message)
 
         try:
             await next_app(scope, receive, recording_send)
         finally:
             if not recorded:
-                await record()
+                await finish()

@@ -1,8 +1,9 @@
-"""GET /metrics: relay figures and projector lag in the Prometheus text format (on the API, or the relay's port)."""
+"""GET /metrics: relay figures and projector lag in the Prometheus text format (API, open scrape port, relay)."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from litestar import Response, get
@@ -55,21 +56,44 @@ def projector_text(statuses: list[ProjectorStatus]) -> str:
     return "\n".join(lines) + "\n" if statuses else ""
 
 
-@get("/metrics", include_in_schema=False)
-async def metrics(state: State) -> Response[str]:
+async def metrics_text(state: State) -> str:
+    """Everything this process exposes: the in-process relay's figures and every projector's lag."""
     text = prometheus_text(getattr(state, "relay_metrics", None))
     async with state.ctx.store.connection() as conn:
         text += projector_text(await all_statuses(conn, datetime.now(UTC)))
-    return Response(text, media_type=CONTENT_TYPE)
+    return text
+
+
+@get("/metrics", include_in_schema=False)
+async def metrics(state: State) -> Response[str]:
+    """On the API port: authenticated like any route, and for a server admin or operator only (api/auth/guard.py).
+
+    A scraper without a token uses the open listener of `CATALOG_ES__METRICS__PORT` instead.
+    """
+    return Response(await metrics_text(state), media_type=CONTENT_TYPE)
 
 
 async def serve_metrics(host: str, port: int, relay_metrics: RelayMetrics) -> asyncio.Server:
     """A minimal HTTP endpoint for a relay running on its own: every request gets the metrics."""
 
+    async def text() -> str:
+        return prometheus_text(relay_metrics)
+
+    return await serve_text(host, port, text)
+
+
+async def serve_text(
+    host: str, port: int, produce: Callable[[], Awaitable[str]], *, reuse_port: bool = False
+) -> asyncio.Server:
+    """An open scrape listener: every request on it gets the metrics, nothing else is served there.
+
+    `reuse_port`: the API's worker processes each bind the same port (the kernel spreads the scrapes).
+    """
+
     async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             await reader.readuntil(b"\r\n\r\n")
-            body = prometheus_text(relay_metrics).encode()
+            body = (await produce()).encode()
             head = f"HTTP/1.1 200 OK\r\nContent-Type: {CONTENT_TYPE}\r\nContent-Length: {len(body)}\r\n"
             writer.write(head.encode() + b"Connection: close\r\n\r\n" + body)
             await writer.drain()
@@ -78,4 +102,4 @@ async def serve_metrics(host: str, port: int, relay_metrics: RelayMetrics) -> as
         finally:
             writer.close()
 
-    return await asyncio.start_server(answer, host, port)
+    return await asyncio.start_server(answer, host, port, reuse_port=reuse_port)

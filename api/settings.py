@@ -41,6 +41,18 @@ class AuthzSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     backend: Literal["allowall", "builtin"] = "allowall"
 
 
+class MetricsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Prometheus metrics (`CATALOG_ES__METRICS__*`).
+
+    `GET /metrics` on the API port is authenticated like every route, and with the builtin authorizer
+    for server admins and operators only. `port` adds an open scrape listener on `host:port` (no token,
+    metrics only), for a Prometheus that cannot authenticate: keep it on a network only scrapers reach.
+    """
+
+    port: int | None = None  # unset: no open listener
+    host: str = "127.0.0.1"
+
+
 class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Everything configurable. Without `pg_dsn` the catalog runs an embedded PostgreSQL in `data_dir`."""
 
@@ -70,6 +82,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # Hosts a storage profile's S3 `endpoint` may name (comma-separated names, IP addresses, `*.domain`).
     # Empty: AWS's own S3/STS endpoints only. Link-local and cloud metadata addresses are refused always.
     s3_endpoint_allowed_hosts: str = ""
+    metrics: MetricsSettings = MetricsSettings()
 
     def __post_init__(self) -> None:
         self.endpoint_policy  # noqa: B018 - refuses a malformed allow-list when the settings load

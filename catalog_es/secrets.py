@@ -121,9 +121,14 @@ class SecretStore:
     def __init__(self, key: bytes, ids: IdSource | None = None) -> None:
         if len(key) != _KEY_BYTES:
             raise SecretsKeyError(f"The secrets key must be {_KEY_BYTES} bytes")
+        self._key = key
         self._aead = AESGCM(_derive(key, b"catalog-es storage secrets: encryption"))
         self._fingerprint_key = _derive(key, b"catalog-es storage secrets: fingerprint")
         self._ids = ids or RandomIds()
+
+    def sealer(self, purpose: str) -> Sealer:
+        """AES-256-GCM under a key derived from the secrets key for `purpose` (independent of this store's)."""
+        return Sealer(_derive(self._key, f"catalog-es {purpose}: encryption".encode()))
 
     def fingerprint(self, document: Json) -> str:
         """A keyed hash of the document (keys sorted): stable for equal documents, opaque without the key."""
@@ -159,6 +164,25 @@ class SecretStore:
     async def delete(self, conn: Connection, secret_id: uuid.UUID) -> None:
         """Remove a secret; deleting one that is gone already is not an error."""
         await conn.execute("DELETE FROM storage_secrets WHERE id = %s", (secret_id,))
+
+
+class Sealer:
+    """Seals bytes other than storage secrets (e.g. stored idempotent responses) with a purpose's own key."""
+
+    def __init__(self, key: bytes) -> None:
+        self._aead = AESGCM(key)
+
+    def seal(self, plaintext: bytes, bound_to: bytes) -> bytes:
+        """`bound_to`: associated data (the row's identity): the ciphertext opens only with the same bytes."""
+        nonce = secrets.token_bytes(_NONCE_BYTES)
+        return nonce + self._aead.encrypt(nonce, plaintext, bound_to)
+
+    def open(self, sealed: bytes, bound_to: bytes) -> bytes:
+        """Raises: SecretsKeyError when sealed with another key or for other associated data."""
+        try:
+            return self._aead.decrypt(sealed[:_NONCE_BYTES], sealed[_NONCE_BYTES:], bound_to)
+        except InvalidTag as exc:
+            raise SecretsKeyError("A sealed value cannot be opened with the configured secrets key") from exc
 
 
 def _derive(key: bytes, purpose: bytes) -> bytes:

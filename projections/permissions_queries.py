@@ -236,3 +236,12 @@ async def managed_access(conn: Connection, object_id: uuid.UUID) -> tuple[bool, 
     )
     row = await cursor.fetchone()
     return (bool(row[0]), bool(row[1])) if row else (False, False)
+
+
+async def is_inside(conn: Connection, object_id: uuid.UUID, container_id: uuid.UUID) -> bool:
+    """Whether the container is an ancestor of the object (a table or view of that warehouse, say)."""
+    cursor = await conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM authz_objects WHERE id = %s AND %s = ANY(ancestors))", (object_id, container_id)
+    )
+    row = await cursor.fetchone()
+    return bool(row and row[0])

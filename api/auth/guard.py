@@ -17,13 +17,16 @@ from litestar.handlers.base import BaseRouteHandler
 
 from api.auth.authorizer import Authorizer
 from api.auth.principal import Principal, request_principal
+from api.auth.target import creation_project
 from api.dependencies import parse_namespace, parse_parent, project_id_of, split_warehouse_name
 from api.encoded_slash import decode_name
+from api.management.wire import CreateWarehouseRequest
 from api.wire import CommitTransactionRequest, CreateNamespaceRequest, RegisterTableRequest, RenameTableRequest
 from catalog_es.authz_errors import NotAuthorizedError
 from catalog_es.authz_model import SERVER_OBJECT_ID
 from catalog_es.database import Connection
 from catalog_es.errors import (
+    BadRequestError,
     CatalogError,
     NoSuchNamespaceError,
     NoSuchProjectError,
@@ -107,12 +110,19 @@ def _ns(params: dict[str, Any]) -> Namespace:
 
 
 async def _body(connection: ASGIConnection[Any, Any, Any, Any], kind: type[msgspec.Struct]) -> Any:
-    """The request body decoded for the check; a malformed one is left for the handler to reject."""
+    """The request body as the handler will see it (Litestar converts leniently: `"true"` is a bool).
+
+    Raises: BadRequestError when it cannot be decoded. A check is never skipped for a body the guard could
+    not read: a strict decode here once skipped the overwrite check of a body the handler then accepted.
+    """
     body = await connection.body()  # type: ignore[attr-defined]
     try:
-        return msgspec.json.decode(body, type=kind)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
+        try:
+            return msgspec.json.decode(body, type=kind)  # the fast path: what a well-behaved client sends
+        except msgspec.ValidationError:
+            return msgspec.convert(msgspec.json.decode(body), kind, strict=False, str_keys=True)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
+        raise BadRequestError(f"Malformed request body: {exc}") from None
 
 
 def _on_namespace(privilege: str | None) -> Rule:
@@ -157,7 +167,7 @@ async def _create_namespace(
 ) -> None:
     warehouse_id = await check.warehouse(params["prefix"])
     request = await _body(connection, CreateNamespaceRequest)
-    if request is not None and request.namespace:
+    if request.namespace:
         await check.container(warehouse_id, Namespace(tuple(request.namespace)).parent, "create")
 
 
@@ -169,7 +179,7 @@ async def _register_table(
     namespace = _ns(params)
     await check.namespace(warehouse_id, namespace, "create")
     request = await _body(connection, RegisterTableRequest)
-    if request is not None and request.overwrite:
+    if request.overwrite:
         await check.tabular(warehouse_id, namespace, request.name, "modify", view=False)
 
 
@@ -177,8 +187,6 @@ def _rename(*, view: bool) -> Rule:
     async def rule(check: _Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]) -> None:
         warehouse_id = await check.warehouse(params["prefix"])
         request = await _body(connection, RenameTableRequest)
-        if request is None:
-            return
         source = Namespace(tuple(request.source.namespace))
         await check.tabular(warehouse_id, source, request.source.name, "modify", view=view)
         await check.namespace(warehouse_id, Namespace(tuple(request.destination.namespace)), "create")
@@ -189,7 +197,7 @@ def _rename(*, view: bool) -> Rule:
 async def _transaction(check: _Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]) -> None:
     warehouse_id = await check.warehouse(params["prefix"])
     request = await _body(connection, CommitTransactionRequest)
-    for change in request.table_changes if request is not None else []:
+    for change in request.table_changes:
         if change.identifier is not None:
             namespace = Namespace(tuple(change.identifier.namespace))
             await check.tabular(warehouse_id, namespace, change.identifier.name, "modify", view=False)
@@ -205,6 +213,16 @@ def _on_project(privilege: str | None) -> Rule:
             await check.authz.require_visible(check.conn, check.principal, project_id, not_found)
 
     return rule
+
+
+async def _create_warehouse(
+    check: _Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]
+) -> None:
+    """`create` on the project the warehouse will be created in (see api/auth/target.py)."""
+    request = await _body(connection, CreateWarehouseRequest)
+    project_id = creation_project(connection, request.project_id)
+    not_found = NoSuchProjectError(f"Project {project_id} does not exist")
+    await check.authz.require(check.conn, check.principal, project_id, "create", not_found)
 
 
 def _on_warehouse(privilege: str | None) -> Rule:
@@ -229,7 +247,7 @@ async def _server_operator(
 async def _commit_table(check: _Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]) -> None:
     warehouse_id = await check.warehouse(params["prefix"])
     request = await _body(connection, _Requirements)
-    creating = request is not None and any(r.get("type") == "assert-create" for r in request.requirements)
+    creating = any(r.get("type") == "assert-create" for r in request.requirements)
     name = decode_name(str(params["table"]))
     await check.tabular(warehouse_id, _ns(params), name, "modify", view=False, creating=creating)
 
@@ -273,7 +291,7 @@ RULES: dict[str, Rule] = {
     "get_project": _on_project(None),
     "rename_project": _on_project("project_admin"),
     "delete_project": _on_project("project_admin"),
-    "create_warehouse": _on_project("create"),
+    "create_warehouse": _create_warehouse,
     "list_warehouses": _on_project("describe"),  # lists every warehouse of the project: needs describe on it
     "get_warehouse": _on_warehouse(None),
     "delete_warehouse": _on_warehouse("modify"),
@@ -283,6 +301,7 @@ RULES: dict[str, Rule] = {
     "update_storage": _on_warehouse("modify"),
     "update_credential": _on_warehouse("modify"),
     "update_delete_profile": _on_warehouse("modify"),
+    "metrics": _server_operator,  # GET /metrics; an open scrape listener is CATALOG_ES__METRICS__PORT
 }
 # Handlers of api/management/{users,roles,permissions}.py enforce their own rules.
 SELF_CHECKING_PREFIX = "authz_"
@@ -293,7 +312,7 @@ async def authorize(connection: ASGIConnection[Any, Any, Any, Any], handler: Bas
     state = connection.app.state
     authz: Authorizer = state.authorizer
     path = connection.scope["path"]
-    if not authz.enabled or not path.startswith(("/catalog/", "/management/")):
+    if not authz.enabled or not (path.startswith(("/catalog/", "/management/")) or path == "/metrics"):
         return
     name = handler.handler_name
     if name.startswith(SELF_CHECKING_PREFIX):

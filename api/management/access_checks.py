@@ -37,10 +37,19 @@ def not_found(kind: ObjectKind, object_id: uuid.UUID) -> CatalogError:
 
 
 async def visible_object(
-    conn: Connection, authz: Authorizer, principal: Principal, kind: ObjectKind, object_id: uuid.UUID
+    conn: Connection,
+    authz: Authorizer,
+    principal: Principal,
+    kind: ObjectKind,
+    object_id: uuid.UUID,
+    container_id: uuid.UUID | None = None,
 ) -> None:
-    """Raises: the kind's not-found error when the object does not exist or the caller may not see it."""
+    """Raises: the kind's not-found error when the object does not exist, is not of that kind, lies outside
+    `container_id` (the warehouse a `/warehouse/{w}/table/{t}` path names), or the caller may not see it.
+    """
     if await permissions_queries.object_kind(conn, object_id) != kind:
+        raise not_found(kind, object_id)
+    if container_id is not None and not await permissions_queries.is_inside(conn, object_id, container_id):
         raise not_found(kind, object_id)
     await authz.require_visible(conn, principal, object_id, not_found(kind, object_id))
 
@@ -59,14 +68,22 @@ def assignment_of(principal: str, privilege: str) -> Assignment:
     return Assignment(type=privilege, user=ident)
 
 
-async def require_principals_exist(conn: Connection, principals: list[str]) -> None:
-    """Raises: NoSuchUserError / NoSuchRoleError for a grantee that does not exist."""
-    for principal in set(principals):
-        kind, _, ident = principal.partition(":")
+async def require_principals_exist(
+    conn: Connection, authz: Authorizer, principal: Principal, principals: list[str]
+) -> None:
+    """Raises: NoSuchUserError / NoSuchRoleError for a grantee that does not exist, or a role the caller may
+    not see (another project's roles answer as missing ones: naming one is not a way to find it or link it).
+    """
+    for grantee in set(principals):
+        kind, _, ident = grantee.partition(":")
         if kind == "user" and await permissions_queries.user(conn, ident) is None:
             raise NoSuchUserError(f"User {ident!r} does not exist")
-        if kind == "role" and await permissions_queries.role(conn, uuid.UUID(ident)) is None:
-            raise NoSuchRoleError(f"Role {ident} does not exist")
+        if kind == "role":
+            role_id = uuid.UUID(ident)
+            missing = NoSuchRoleError(f"Role {ident} does not exist")
+            if await permissions_queries.role(conn, role_id) is None:
+                raise missing
+            await authz.require_visible(conn, principal, role_id, missing)
 
 
 async def require_may_read(conn: Connection, authz: Authorizer, principal: Principal, object_id: uuid.UUID) -> None:

@@ -45,11 +45,16 @@ from projections import permissions_queries
 
 
 async def _read(
-    conn: Connection, state: State, principal: Principal, kind: ObjectKind, object_id: uuid.UUID
+    conn: Connection,
+    state: State,
+    principal: Principal,
+    kind: ObjectKind,
+    object_id: uuid.UUID,
+    container_id: uuid.UUID | None = None,
 ) -> AssignmentsResponse:
     authz: Authorizer = state.authorizer
     if kind != "server":
-        await visible_object(conn, authz, principal, kind, object_id)
+        await visible_object(conn, authz, principal, kind, object_id, container_id)
     await require_may_read(conn, authz, principal, object_id)
     rows = await permissions_queries.assignments(conn, object_id)
     return AssignmentsResponse(assignments=[assignment_of(who, what) for who, what in rows])
@@ -64,14 +69,15 @@ async def _write(
     meta: EventMetadata,
     kind: ObjectKind,
     object_id: uuid.UUID,
+    container_id: uuid.UUID | None = None,
 ) -> None:
     authz: Authorizer = state.authorizer
     if kind != "server":
-        await visible_object(conn, authz, principal, kind, object_id)
+        await visible_object(conn, authz, principal, kind, object_id, container_id)
     writes = [(principal_of(a), a.type) for a in data.writes]
     deletes = [(principal_of(a), a.type) for a in data.deletes]
     await require_may_change(conn, authz, principal, object_id, {p for _, p in writes + deletes})
-    await require_principals_exist(conn, [who for who, _ in writes])
+    await require_principals_exist(conn, authz, principal, [who for who, _ in writes])
     current = frozenset(await permissions_queries.assignments(conn, object_id))
     await handle_change_assignments(ChangeAssignments(kind, object_id, writes, deletes, current, meta), ctx)
 
@@ -130,7 +136,7 @@ class PermissionsController(Controller):
     async def authz_get(
         self, request: AnyRequest, object_id: uuid.UUID, conn: Connection, state: State, principal: Principal
     ) -> AssignmentsResponse:
-        return await _read(conn, state, principal, _kind(request), object_id)
+        return await _read(conn, state, principal, _kind(request), object_id, _warehouse(request))
 
     @post([*_OBJECT_ASSIGNMENTS, *_TABULAR_ASSIGNMENTS], status_code=204)
     async def authz_update(
@@ -144,7 +150,7 @@ class PermissionsController(Controller):
         principal: Principal,
         meta: EventMetadata,
     ) -> None:
-        await _write(data, ctx, conn, state, principal, meta, _kind(request), object_id)
+        await _write(data, ctx, conn, state, principal, meta, _kind(request), object_id, _warehouse(request))
 
     @get(_CONTAINERS)
     async def authz_get_managed_access(
@@ -192,12 +198,20 @@ async def _check(conn: Connection, state: State, principal: Principal, data: Che
     object_id = SERVER_OBJECT_ID if data.object_type == "server" else data.object_id
     if object_id is None:
         raise BadRequestError("object-id is required except for the server")
+    if data.object_type != "server":  # the object must be what the request says it is, and visible
+        await visible_object(conn, authz, principal, data.object_type, object_id)
     subject = principal
     if data.user is not None and data.user != principal.user_id:
         if not await authz.allowed(conn, principal, object_id, "manage_grants"):
             raise NotAuthorizedError("Checking another user's access needs manage_grants on the object")
         subject = Principal(user_id=data.user, name=data.user, authenticated=True)
     return CheckResponse(allowed=await authz.allowed(conn, subject, object_id, data.privilege))
+
+
+def _warehouse(request: AnyRequest) -> uuid.UUID | None:
+    """The warehouse a `/warehouse/{warehouse_id}/table|view/{object_id}` path names: the object must lie in it."""
+    value = request.path_params.get("warehouse_id")
+    return value if isinstance(value, uuid.UUID) else None
 
 
 def _kind(request: AnyRequest) -> ObjectKind:

@@ -200,7 +200,7 @@ class RolesController(Controller):
     ) -> None:
         await _existing(conn, state.authorizer, principal, role_id)
         await _require_grants(conn, state.authorizer, principal, role_id)
-        await require_principals_exist(conn, writes)
+        await require_principals_exist(conn, state.authorizer, principal, writes)
         current = frozenset(await permissions_queries.assignments(conn, role_id))
         command = ChangeAssignments(
             "role", role_id, [(m, "assignee") for m in writes], [(m, "assignee") for m in deletes], current, meta

@@ -40,6 +40,18 @@ async def _require_admin_unless_self(conn: Connection, state: State, principal: 
         raise NotAuthorizedError("Only a server admin may manage other users")
 
 
+async def _require_server_role_unless_self(
+    conn: Connection, state: State, principal: Principal, user_id: str | None = None
+) -> None:
+    """Reading users (names, e-mails) of the whole server: a server admin or operator (Lakekeeper's
+    `can_list_users` on the server). Project admins, even security admins, see no other tenant's users;
+    anyone may read their own record.
+    """
+    authz: Authorizer = state.authorizer
+    if user_id != principal.user_id and not await authz.allowed(conn, principal, SERVER_OBJECT_ID, "operator"):
+        raise NotAuthorizedError("Only a server admin or operator may read other users")
+
+
 async def _existing(conn: Connection, user_id: str) -> UserRow:
     row = await permissions_queries.user(conn, user_id)
     if row is None:
@@ -80,17 +92,22 @@ class UsersController(Controller):
     async def authz_list_users(
         self,
         conn: Connection,
+        state: State,
+        principal: Principal,
         name: str | None = None,
         page_token: Annotated[str | None, Parameter(query="pageToken")] = None,
         page_size: Annotated[int, Parameter(query="pageSize", ge=1, le=1000)] = 100,
     ) -> ListUsersResponse:
+        """Raises: NotAuthorizedError unless the caller is a server admin or operator."""
+        await _require_server_role_unless_self(conn, state, principal)
         rows = await permissions_queries.list_users(conn, page_token or "", page_size + 1, name)
         token = rows[page_size - 1].id if len(rows) > page_size else None
         return ListUsersResponse(users=[_user(row) for row in rows[:page_size]], next_page_token=token)
 
     @get("/{user_id:str}", operation_id="get_user")
-    async def authz_get_user(self, user_id: str, conn: Connection) -> User:
-        """Raises: NoSuchUserError."""
+    async def authz_get_user(self, user_id: str, conn: Connection, state: State, principal: Principal) -> User:
+        """Raises: NotAuthorizedError (another user, without a server role), NoSuchUserError."""
+        await _require_server_role_unless_self(conn, state, principal, user_id)
         return _user(await _existing(conn, user_id))
 
     @delete("/{user_id:str}", status_code=204, operation_id="delete_user")

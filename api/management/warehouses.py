@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from litestar import Controller, delete, get, post
+from litestar import Controller, Request, delete, get, post
 from litestar.params import Parameter
 
+from api.auth.target import creation_project
 from api.management.wire import (
     CreateWarehouseRequest,
     CreateWarehouseResponse,
@@ -62,11 +63,14 @@ class WarehousesController(Controller):
 
     @post("/", status_code=201)
     async def create_warehouse(
-        self, data: CreateWarehouseRequest, project_id: uuid.UUID, ctx: CommandContext, meta: EventMetadata
+        self, data: CreateWarehouseRequest, request: Request[Any, Any, Any], ctx: CommandContext, meta: EventMetadata
     ) -> CreateWarehouseResponse:
-        """Validates the profile and real access to the storage first (400 with the reason if it fails)."""
+        """Validates the profile and real access to the storage first (400 with the reason if it fails).
+
+        In the project the guard decided on (resolved once for the request: api/auth/target.py).
+        """
         command = CreateWarehouse(
-            project_id=data.project_id or project_id,
+            project_id=creation_project(request, data.project_id),
             name=data.warehouse_name,
             storage_profile=data.storage_profile,
             storage_credential=data.storage_credential,
