@@ -43,12 +43,16 @@ class OwnPostgres:
     def restart(self) -> None:
         self.server.ensure_postgres_running()
 
+    def stop(self) -> None:
+        if (self.server.pgdata / "postmaster.pid").exists():
+            self.crash()
+
 
 @pytest.fixture
 def own_postgres(tmp_path: Path) -> Iterator[OwnPostgres]:
     postgres = OwnPostgres(tmp_path / "outage-pg")
     yield postgres
-    postgres.crash()
+    postgres.stop()
 
 
 @pytest.fixture
