@@ -14,6 +14,7 @@ from litestar.openapi.plugins import SwaggerRenderPlugin
 
 from api.auth.guard import authorize
 from api.auth.setup import build_auth
+from api.body_check import BodyCheckMiddleware
 from api.catalog.config import get_config
 from api.catalog.namespaces import NamespacesController
 from api.catalog.tables import TablesController, commit_transaction, rename_table
@@ -59,7 +60,7 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         await auth.start()
-        pool = await open_pool(dsn)
+        pool = await open_pool(dsn, checkout_timeout=settings.pg_pool_timeout_seconds)
         clock, ids, read_model, warehouses = SystemClock(), RandomIds(), CatalogReadModel(), WarehouseCache()
         store = EventStore(
             pool,
@@ -120,6 +121,7 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
         middleware=[
             RequestIdMiddleware(),
             *([auth.middleware] if auth.verifier is not None else []),
+            BodyCheckMiddleware(),
             IdempotencyMiddleware(settings.idempotency_key_lifetime),
         ],
         lifespan=[lifespan],

@@ -9,9 +9,14 @@ import psycopg
 import structlog
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
+from pyiceberg.exceptions import ValidationError as IcebergValidationError
 
 from api.wire import ErrorModel, IcebergErrorResponse
 from catalog_es import authz_errors, errors
+from catalog_es.database import check_idle_connections
+
+# How long a client should wait before retrying while the database is unreachable (a restart takes seconds).
+RETRY_AFTER_SECONDS = 5
 
 _log = structlog.get_logger(__name__)
 
@@ -84,6 +89,34 @@ def handle_data_error(_: Request[Any, Any, Any], exc: psycopg.errors.DataError) 
     return error_response(400, "BadRequestException", f"Invalid value in request: {exc.diag.message_primary}")
 
 
+def handle_iceberg_validation(_: Request[Any, Any, Any], exc: IcebergValidationError) -> Response[IcebergErrorResponse]:
+    return error_response(400, "BadRequestException", f"Invalid table metadata: {exc}")
+
+
+def handle_program_limit(
+    _: Request[Any, Any, Any], exc: psycopg.errors.ProgramLimitExceeded
+) -> Response[IcebergErrorResponse]:
+    """A value too large for the database (an index row past its page limit) comes from the request."""
+    return error_response(400, "BadRequestException", "A value in the request is too large to be stored")
+
+
+def handle_database_unavailable(
+    request: Request[Any, Any, Any], exc: psycopg.OperationalError
+) -> Response[IcebergErrorResponse]:
+    """The database is unreachable (no connection within the pool timeout, or one lost mid-request): 503.
+
+    No driver text reaches the client (it names hosts and ports). The pool's idle connections are checked
+    in the background, so the ones the outage broke are replaced before a request meets them after recovery.
+    """
+    _log.warning("database unavailable", error=str(exc), error_type=type(exc).__name__)
+    ctx = getattr(request.app.state, "ctx", None)
+    if ctx is not None:
+        check_idle_connections(ctx.store.pool)
+    response = error_response(503, "ServiceUnavailableException", "The catalog database is unavailable; retry later")
+    response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
 def handle_unexpected(_: Request[Any, Any, Any], exc: Exception) -> Response[IcebergErrorResponse]:
     _log.exception("unhandled error", exc_info=exc)
     return error_response(500, "ServiceFailureException", f"Internal error: {type(exc).__name__}")
@@ -93,5 +126,9 @@ EXCEPTION_HANDLERS = {
     errors.CatalogError: handle_catalog_error,
     HTTPException: handle_http_exception,
     psycopg.errors.DataError: handle_data_error,
+    psycopg.errors.ProgramLimitExceeded: handle_program_limit,
+    psycopg.OperationalError: handle_database_unavailable,
+    # pyiceberg validates what a request describes (e.g. `decimal(1000,2)`: precision above 38).
+    IcebergValidationError: handle_iceberg_validation,
     Exception: handle_unexpected,
 }

@@ -6,11 +6,16 @@ from datetime import UTC, datetime
 
 import msgspec
 import psycopg
+import structlog
 from litestar import Response, get
 from litestar.datastructures import State
 
+from api.errors import RETRY_AFTER_SECONDS
+from catalog_es.database import check_idle_connections
 from projections.projection_registry import all_statuses
 from projections.projector_checkpoint import ProjectorStatus
+
+_log = structlog.get_logger(__name__)
 
 
 class Health(msgspec.Struct):
@@ -21,10 +26,17 @@ class Health(msgspec.Struct):
 
 @get("/health")
 async def health(state: State) -> Response[Health]:
+    """Unhealthy within the pool's checkout timeout while the database is down; the driver's text stays in the log."""
     try:
         async with state.ctx.store.connection() as conn:
             await conn.execute("SELECT 1")
             projectors = await all_statuses(conn, datetime.now(UTC))
     except (psycopg.Error, TimeoutError) as exc:
-        return Response(Health(status="unavailable", database=str(exc)), status_code=503)
+        _log.warning("health: database unavailable", error=str(exc), error_type=type(exc).__name__)
+        check_idle_connections(state.ctx.store.pool)
+        return Response(
+            Health(status="unavailable", database="unavailable"),
+            status_code=503,
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
     return Response(Health(status="ok", database="ok", projectors=projectors), status_code=200)

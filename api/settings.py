@@ -65,6 +65,8 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     log_level: str = "info"
     log_json: bool = True
     max_request_body_bytes: int = 10_000_000
+    # How long a request waits for a database connection; past it (the database is down) it gets 503 + Retry-After.
+    pg_pool_timeout_seconds: float = 2.0
     idempotency_key_lifetime_minutes: int = 30
     workers: int = 1  # uvicorn worker processes; more than 1 runs the relay and projectors only as their own processes
     enable_default_project: bool = True  # requests without `x-project-id` use the NIL-UUID project

@@ -6,6 +6,8 @@ from typing import Any
 
 import msgspec
 
+from api.wire_limits import Name
+
 Json = dict[str, Any]
 
 
@@ -31,7 +33,7 @@ class CatalogConfig(Wire):
 
 
 class CreateNamespaceRequest(Wire):
-    namespace: list[str]
+    namespace: list[Name]
     properties: dict[str, str] = {}
 
 
@@ -59,8 +61,8 @@ class UpdateNamespacePropertiesResponse(msgspec.Struct):
 
 
 class TableIdentifier(msgspec.Struct):
-    namespace: list[str]
-    name: str
+    namespace: list[Name]
+    name: Name
 
 
 class ListTablesResponse(Wire):
@@ -69,7 +71,7 @@ class ListTablesResponse(Wire):
 
 
 class CreateTableRequest(Wire):
-    name: str
+    name: Name
     schema: Json
     location: str | None = None
     partition_spec: Json | None = None
@@ -109,7 +111,7 @@ class RenameTableRequest(Wire):
 
 
 class RegisterTableRequest(Wire):
-    name: str
+    name: Name
     metadata_location: str
     overwrite: bool = False
 
@@ -119,7 +121,7 @@ class CommitTransactionRequest(Wire):
 
 
 class CreateViewRequest(Wire):
-    name: str
+    name: Name
     schema: Json
     view_version: Json
     properties: dict[str, str] = {}
@@ -139,5 +141,5 @@ class CommitViewRequest(Wire):
 
 
 class RegisterViewRequest(Wire):
-    name: str
+    name: Name
     metadata_location: str

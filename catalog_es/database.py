@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import msgspec
@@ -15,9 +16,36 @@ Pool = AsyncConnectionPool[Connection]
 set_json_dumps(msgspec.json.encode)
 set_json_loads(msgspec.json.decode)
 
+_checks: dict[int, asyncio.Task[None]] = {}
 
-async def open_pool(dsn: str, *, min_size: int = 2, max_size: int = 16) -> Pool:
-    """Open an autocommit pool; writes use explicit transactions."""
-    pool: Pool = AsyncConnectionPool(dsn, min_size=min_size, max_size=max_size, kwargs={"autocommit": True}, open=False)
+
+async def open_pool(dsn: str, *, min_size: int = 2, max_size: int = 16, checkout_timeout: float = 30.0) -> Pool:
+    """Open an autocommit pool; writes use explicit transactions.
+
+    `checkout_timeout` bounds the wait for a connection: while the database is down a request fails
+    after that long (psycopg_pool.PoolTimeout) instead of hanging; the pool keeps reconnecting itself.
+    """
+    pool: Pool = AsyncConnectionPool(
+        dsn, min_size=min_size, max_size=max_size, kwargs={"autocommit": True}, timeout=checkout_timeout, open=False
+    )
     await pool.open(wait=True, timeout=30)
     return pool
+
+
+def check_idle_connections(pool: Pool) -> None:
+    """Test the pool's idle connections in the background (one check at a time per pool).
+
+    Called when the database failed a request: connections an outage broke are replaced by the pool
+    instead of failing the first requests after the database is back.
+    """
+    if id(pool) in _checks:
+        return
+    task = asyncio.get_running_loop().create_task(pool.check())
+    _checks[id(pool)] = task
+
+    def forget(done: asyncio.Task[None]) -> None:
+        _checks.pop(id(pool), None)
+        if not done.cancelled():
+            done.exception()  # retrieved: a check on a closing pool may fail, and that is fine
+
+    task.add_done_callback(forget)

@@ -1,0 +1,56 @@
+"""Middleware refusing a malformed or out-of-limits JSON request body with 400 before any guard or handler.
+
+Every request body of both APIs is JSON. msgspec raises RecursionError for a very deep document and
+UnicodeDecodeError for invalid UTF-8, neither of them a `DecodeError`, so without this check both
+surfaced as 500s (from the guard's decoding or the framework's). The body read here is the one the
+framework caches, so the handler does not read it again from the socket.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Request
+from litestar.enums import ScopeType
+from litestar.exceptions import ClientException
+from litestar.middleware import ASGIMiddleware
+from litestar.types import ASGIApp, Receive, Scope, Send
+
+from api.wire_limits import BodyLimitError, check_body
+
+_WITH_BODY = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def decode_checked(body: bytes) -> Any:
+    """The body as JSON, within the wire limits.
+
+    Raises:
+        ClientException: (400) the body is not JSON, not UTF-8, or outside the limits of api/wire_limits.py.
+    """
+    try:
+        document = msgspec.json.decode(body)
+    except RecursionError:
+        raise ClientException("The body nests too deeply") from None
+    except UnicodeDecodeError as exc:
+        raise ClientException(f"The body is not valid UTF-8 (byte {exc.start})") from None
+    except msgspec.DecodeError as exc:
+        raise ClientException(f"The body is not valid JSON: {exc}") from None
+    try:
+        check_body(document)
+    except BodyLimitError as exc:
+        raise ClientException(str(exc)) from None
+    return document
+
+
+class BodyCheckMiddleware(ASGIMiddleware):
+    """Checks the body of every POST, PUT, PATCH and DELETE that has one."""
+
+    scopes = (ScopeType.HTTP,)
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
+        if scope.get("method") in _WITH_BODY:
+            body = await Request[Any, Any, Any](scope, receive).body()
+            if body:
+                decode_checked(body)
+        await next_app(scope, receive, send)
