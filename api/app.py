@@ -66,7 +66,9 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
             inline_projectors=(*INLINE_PROJECTORS, warehouses.forget),
         )
         secrets = _secret_store(settings)
-        app.state.ctx = CommandContext(store=store, state=read_model, clock=clock, ids=ids, secrets=secrets)
+        app.state.ctx = CommandContext(
+            store=store, state=read_model, clock=clock, ids=ids, secrets=secrets, file_roots=settings.file_roots
+        )
         app.state.read_model = read_model
         app.state.warehouses = warehouses
         app.state.settings = settings

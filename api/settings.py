@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from catalog_es.file_roots import WAREHOUSE_DIR_NAME, FileStorageRoots
+
 ENV_PREFIX = "CATALOG_ES__"
 
 
@@ -65,6 +67,9 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     openid_subject_claim: str | None = None  # default: `oid`, then `sub`
     openid_roles_claim: str | None = None  # dot path, e.g. `resource_access.catalog.roles`
     authz: AuthzSettings = AuthzSettings()
+    # Comma-separated absolute paths `file` warehouses must lie in. Unset: `<data_dir>/warehouse` in embedded
+    # mode, none with an external database (file warehouses refused until an operator names a root).
+    file_storage_roots: str | None = None
 
     @property
     def data_path(self) -> Path:
@@ -72,7 +77,20 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     @property
     def default_warehouse_location(self) -> str:
-        return (self.data_path / "warehouse" / self.default_warehouse).as_uri()
+        return (self.data_path / WAREHOUSE_DIR_NAME / self.default_warehouse).as_uri()
+
+    @property
+    def file_roots(self) -> FileStorageRoots:
+        """The resolved storage roots and the data dir they must keep out of.
+
+        Raises:
+            ValueError: a root is not an absolute path.
+        """
+        if self.file_storage_roots is None:
+            roots = [str(self.data_path / WAREHOUSE_DIR_NAME)] if self.pg_dsn is None else []
+        else:
+            roots = [root.strip() for root in self.file_storage_roots.split(",") if root.strip()]
+        return FileStorageRoots.of(roots, str(self.data_path))
 
     @property
     def idempotency_key_lifetime(self) -> timedelta:
