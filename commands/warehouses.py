@@ -25,13 +25,13 @@ from catalog_es.events import (
     WarehouseStorageUpdated,
 )
 from catalog_es.eventstore import EventMetadata, Transaction
-from catalog_es.identifiers import name_key
 from catalog_es.file_roots import storage_overlaps
+from catalog_es.identifiers import name_key
 from catalog_es.state import WarehouseRow
 from catalog_es.storage_profiles import (
     FileProfile,
-    StorageProfile,
     StorageCredential,
+    StorageProfile,
     base_location,
     check_profile_update,
     decode_credential,

@@ -73,14 +73,15 @@ def open_catalog(migrated_dsn: str, warehouse_dir: Path) -> OpenCatalog:
             store = EventStore(pool, clock=clock, ids=ids, inline_projectors=projectors)
             # File warehouses anywhere in the test's temporary directory (the default allows none).
             roots = FileStorageRoots.of([str(warehouse_dir.parent)], None)
-            ctx = CommandContext(
-                store=store, state=state or CatalogReadModel(), clock=clock, ids=ids, file_roots=roots
-            )
+            ctx = CommandContext(store=store, state=state or CatalogReadModel(), clock=clock, ids=ids, file_roots=roots)
             warehouse_id = uuid.UUID(int=0)
             if bootstrap:
-                warehouse_id = await handle_ensure_default_warehouse(
-                    EnsureDefaultWarehouse(warehouse_name="demo", location=str(warehouse_dir), metadata=META), ctx
-                ) or warehouse_id
+                warehouse_id = (
+                    await handle_ensure_default_warehouse(
+                        EnsureDefaultWarehouse(warehouse_name="demo", location=str(warehouse_dir), metadata=META), ctx
+                    )
+                    or warehouse_id
+                )
             yield Catalog(pool=pool, store=store, ctx=ctx, warehouse_id=warehouse_id, warehouse_dir=warehouse_dir)
         finally:
             await pool.close()

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyiceberg.io import load_file_io
 
-from catalog_es.errors import BadRequestError, StorageAccessError
+from catalog_es.errors import BadRequestError, InvalidLocationError, StorageAccessError
 from catalog_es.storage import WarehouseStorage
 from catalog_es.storage_profiles import (
     FileProfile,
@@ -147,9 +147,12 @@ def test_warehouse_storage_reports_a_storage_error_when_bucket_is_missing(s3_end
         storage.purge("s3://no-such-bucket-here/wh/t1")
 
 
-def test_warehouse_storage_refuses_s3_locations_without_an_s3_profile(tmp_path: Path):
-    with pytest.raises(StorageAccessError, match="no S3 storage profile"):
-        WarehouseStorage(FileProfile(location=str(tmp_path))).is_empty("s3://bucket/x")
+def test_warehouse_storage_refuses_s3_locations_in_a_file_warehouse_before_any_io(tmp_path: Path):
+    storage = WarehouseStorage(FileProfile(location=str(tmp_path)))
+    with pytest.raises(InvalidLocationError, match="outside the warehouse's storage"):
+        storage.is_empty("s3://bucket/x")
+    with pytest.raises(InvalidLocationError, match="outside the warehouse's storage"):
+        storage.write_metadata("s3://bucket/x/metadata/v1.metadata.json", DOCUMENT)
 
 
 def test_pyiceberg_file_io_writes_data_under_the_key_prefix(s3_endpoint, bucket):
