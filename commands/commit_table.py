@@ -140,7 +140,9 @@ async def _create(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow
     document = metadata_to_json(created)
     table_id = created.table_uuid
     storage = await ctx.storage(warehouse)
-    await claim_new_location(ctx, storage, warehouse=warehouse, location=created.location, table_id=table_id)
+    # Emptiness was checked when the create was staged: the client has written its data files there since.
+    async with ctx.store.connection() as conn:
+        await claim_location(ctx, conn, warehouse=warehouse, location=created.location, table_id=table_id)
     async with metadata_written(ctx, storage, metadata_location, document, cmd.metadata) as tx:
         namespace = await ctx.existing_namespace(tx.conn, warehouse.id, cmd.namespace)
         await claim_name_and_location(
