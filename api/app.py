@@ -71,7 +71,13 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
         )
         secrets = _secret_store(settings)
         app.state.ctx = CommandContext(
-            store=store, state=read_model, clock=clock, ids=ids, secrets=secrets, endpoints=settings.endpoint_policy
+            store=store,
+            state=read_model,
+            clock=clock,
+            ids=ids,
+            secrets=secrets,
+            endpoints=settings.endpoint_policy,
+            file_roots=settings.file_roots,
         )
         app.state.read_model = read_model
         app.state.warehouses = warehouses

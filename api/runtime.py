@@ -8,6 +8,7 @@ from api.embedded import embedded_dsn
 from api.settings import Settings
 from catalog_es.clock import RandomIds, SystemClock
 from catalog_es.database import open_pool
+from catalog_es.errors import BadRequestError
 from catalog_es.eventstore import EventMetadata, EventStore
 from catalog_es.idempotency import IDEMPOTENCY_MIGRATIONS
 from catalog_es.migrations import EVENT_STORE_MIGRATIONS, apply_migrations
@@ -47,18 +48,28 @@ async def migrate(dsn: str) -> list[str]:
         await pool.close()
 
 
-async def bootstrap(dsn: str, settings: Settings) -> uuid.UUID:
-    """Ensure the default project and the local-filesystem default warehouse; return its id."""
+async def bootstrap(dsn: str, settings: Settings) -> uuid.UUID | None:
+    """Ensure the default project and the local-filesystem default warehouse; return its id.
+
+    The warehouse only where the file storage roots allow it (always in embedded mode, whose default root
+    holds it); with an external database and no root, the project alone.
+    """
     pool = await open_pool(dsn, min_size=1, max_size=1)
     try:
         clock, ids = SystemClock(), RandomIds()
         store = EventStore(
             pool, clock=clock, ids=ids, source=settings.event_source, inline_projectors=INLINE_PROJECTORS
         )
-        ctx = CommandContext(store=store, state=CatalogReadModel(), clock=clock, ids=ids)
+        roots = settings.file_roots
+        ctx = CommandContext(store=store, state=CatalogReadModel(), clock=clock, ids=ids, file_roots=roots)
+        location: str | None = settings.default_warehouse_location
+        try:
+            roots.check(settings.default_warehouse_location)
+        except BadRequestError:
+            location = None
         command = EnsureDefaultWarehouse(
             warehouse_name=settings.default_warehouse,
-            location=settings.default_warehouse_location,
+            location=location,
             metadata=EventMetadata(actor="system"),
         )
         return await handle_ensure_default_warehouse(command, ctx)

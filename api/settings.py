@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from catalog_es.file_roots import WAREHOUSE_DIR_NAME, FileStorageRoots
 from catalog_es.outbound import EndpointPolicy
 
 ENV_PREFIX = "CATALOG_ES__"
@@ -85,6 +86,9 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # Empty: AWS's own S3/STS endpoints only. Link-local and cloud metadata addresses are refused always.
     s3_endpoint_allowed_hosts: str = ""
     metrics: MetricsSettings = MetricsSettings()
+    # Comma-separated absolute paths `file` warehouses must lie in. Unset: `<data_dir>/warehouse` in embedded
+    # mode, none with an external database (file warehouses refused until an operator names a root).
+    file_storage_roots: str | None = None
 
     def __post_init__(self) -> None:
         self.endpoint_policy  # noqa: B018 - refuses a malformed allow-list when the settings load
@@ -99,7 +103,20 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     @property
     def default_warehouse_location(self) -> str:
-        return (self.data_path / "warehouse" / self.default_warehouse).as_uri()
+        return (self.data_path / WAREHOUSE_DIR_NAME / self.default_warehouse).as_uri()
+
+    @property
+    def file_roots(self) -> FileStorageRoots:
+        """The resolved storage roots and the data dir they must keep out of.
+
+        Raises:
+            ValueError: a root is not an absolute path.
+        """
+        if self.file_storage_roots is None:
+            roots = [str(self.data_path / WAREHOUSE_DIR_NAME)] if self.pg_dsn is None else []
+        else:
+            roots = [root.strip() for root in self.file_storage_roots.split(",") if root.strip()]
+        return FileStorageRoots.of(roots, str(self.data_path))
 
     @property
     def idempotency_key_lifetime(self) -> timedelta:

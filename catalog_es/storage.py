@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import unquote, urlsplit
@@ -15,17 +18,20 @@ from pyiceberg.serializers import Compressor
 
 from catalog_es.errors import InvalidLocationError, StorageAccessError
 from catalog_es.events import Json
-from catalog_es.locations import normalize_location
+from catalog_es.file_roots import within
+from catalog_es.locations import is_strictly_inside, local_path, normalize_location
 from catalog_es.outbound import EndpointPolicy
 from catalog_es.storage_access import describe, reason, s3_client, safe_code
 from catalog_es.storage_profiles import (
     S3Profile,
     StorageCredential,
     StorageProfile,
+    base_location,
     client_config,
     fileio_properties,
     location_schemes,
 )
+from catalog_es.table_purge import referenced_files, remove_empty_directories
 
 _S3_SCHEMES = ("s3", "s3a", "s3n")
 _DELETE_BATCH = 1000  # the most keys one DeleteObjects request takes
@@ -40,27 +46,51 @@ class ForeignLocationError(StorageAccessError):
 
 class WarehouseStorage:
     """Reads and writes one warehouse's files: metadata through pyiceberg's FileIO, listings through
-    pyarrow (local files) or boto3 (S3). Without a profile it serves local files only.
+    pyarrow (local files) or boto3 (S3).
 
-    Every method first checks that the location is on this warehouse's storage (a file warehouse
-    touches local files only, an S3 warehouse its own bucket) and the endpoint is allowed, so a caller's
-    location can never make the server build a client for another store, nor use an ambient identity.
+    Confined to the warehouse: every operation first checks that its location is on this warehouse's
+    storage (a file warehouse touches local files only, an S3 warehouse its own bucket and schemes) and
+    lies at or below the warehouse's base location (local paths also once symlinks are resolved), and that
+    the endpoint is allowed. So no location a client chose (`set-location`, `write.metadata.path`, a
+    registered file) makes the server build a client for another store, use an ambient identity, or follow
+    a link out of the warehouse.
     """
 
     def __init__(
         self,
-        profile: StorageProfile | None = None,
+        profile: StorageProfile,
         credential: StorageCredential | None = None,
         endpoints: EndpointPolicy | None = None,
     ) -> None:
         self._profile = profile
         self._credential = credential
         self._endpoints = endpoints or EndpointPolicy()
-        self._properties = fileio_properties(profile, credential) if profile is not None else {}
+        self._base = base_location(profile)
+        self._real_base: str | None = None
+        self._properties = fileio_properties(profile, credential)
         # What table responses hand to clients for this storage (computed once: loadTable is a hot path).
-        self.client_config = client_config(profile, credential) if profile is not None else {}
+        self.client_config = client_config(profile, credential)
         self._io: FileIO | None = None
         self._s3: Any = None
+
+    def confined(self, location: str) -> str:
+        """The canonical location, if it is on this warehouse's storage and at or below its base location.
+
+        Raises:
+            ForeignLocationError: another scheme or bucket (checked before any IO).
+            InvalidLocationError: outside the base location, or a local path a symlink leads out of it.
+        """
+        canonical = self._require_own(location)
+        parts = urlsplit(canonical)
+        same_scheme = canonical.replace(f"{parts.scheme}://", f"{urlsplit(self._base).scheme}://", 1)
+        if same_scheme != self._base and not is_strictly_inside(same_scheme, self._base):
+            raise InvalidLocationError(f"Location {location} is outside the warehouse's storage {self._base}")
+        if canonical.startswith("file://"):
+            if self._real_base is None:
+                self._real_base = os.path.realpath(local_path(self._base))
+            if not within(os.path.realpath(local_path(canonical)), self._real_base):
+                raise InvalidLocationError(f"Location {location} leads out of the warehouse's storage {self._base}")
+        return canonical
 
     def write_metadata(self, location: str, document: Json) -> None:
         """Write a new metadata file; never overwrites (a name is used once).
@@ -69,7 +99,7 @@ class WarehouseStorage:
             FileExistsError: the file exists already.
             StorageAccessError: the storage refused the write.
         """
-        self._require_own(location)
+        self.confined(location)
         content = Compressor.get_compressor(location).bytes_compressor()(msgspec.json.encode(document))
         try:
             path = _local_path(location)
@@ -91,10 +121,10 @@ class WarehouseStorage:
         """The metadata document as stored (gzip-compressed files too).
 
         Raises:
-            ForeignLocationError: the location is not on this warehouse's storage.
+            ForeignLocationError, InvalidLocationError: the location is not in this warehouse (nothing read).
             StorageAccessError: the object store refused the read (a local file's OSError passes through).
         """
-        self._require_own(location)
+        self.confined(location)
         try:
             with self._file_io(location).new_input(location).open() as stream:
                 raw = Compressor.get_compressor(location).stream_decompressor(stream).read()
@@ -113,7 +143,7 @@ class WarehouseStorage:
         Raises:
             StorageAccessError: the S3 store refused the deletion.
         """
-        canonical = self._require_own(location)
+        canonical = self.confined(location)
         if not _is_s3(canonical):
             self._file_io(location).delete(location)
             return
@@ -123,13 +153,30 @@ class WarehouseStorage:
         except (BotoCoreError, ClientError) as exc:
             raise self._failure("delete", canonical, exc) from exc
 
+    def remove_empty_parents(self, location: str, levels: int = 2) -> None:
+        """Remove up to `levels` local directories above a file while they are empty (a failed write's
+        `metadata/` and new table directory), never the warehouse's base directory or anything above it."""
+        canonical = self.confined(location)
+        if _is_s3(canonical):
+            return  # object stores have no directories
+        directory = os.path.dirname(local_path(canonical))
+        base = local_path(self._base)
+        for _ in range(levels):
+            if not is_strictly_inside(directory, base):
+                return
+            try:
+                os.rmdir(directory)
+            except OSError:
+                return  # not empty (or gone): the directories above are not ours to remove
+            directory = os.path.dirname(directory)
+
     def is_empty(self, location: str) -> bool:
         """Whether nothing is stored at or below the location.
 
         Raises:
             StorageAccessError: the S3 store cannot be listed.
         """
-        canonical = self._require_own(location)
+        canonical = self.confined(location)
         if _is_s3(canonical):
             return self._s3_is_empty(canonical)
         filesystem, path = pafs.FileSystem.from_uri(canonical)
@@ -141,18 +188,50 @@ class WarehouseStorage:
         return not filesystem.get_file_info(pafs.FileSelector(path, recursive=True))
 
     def purge(self, location: str) -> None:
-        """Delete everything at and below the location.
+        """Delete everything at and below the location (not used for tables: see `purge_table`).
 
         Raises:
             StorageAccessError: the S3 store refused a listing or a deletion.
         """
-        canonical = self._require_own(location)
+        canonical = self.confined(location)
         if _is_s3(canonical):
             self._s3_purge(canonical)
             return
         filesystem, path = pafs.FileSystem.from_uri(canonical)
         if filesystem.get_file_info(path).type != pafs.FileType.NotFound:
             filesystem.delete_dir(path)
+
+    def purge_table(self, location: str, metadata_location: str, metadata: Json) -> list[str]:
+        """Delete the files a dropped table's metadata references inside its own location; return them.
+
+        What the catalog knows belongs to a table is what its metadata chain references (metadata files,
+        manifest lists, manifests, data and delete files, statistics) and lies inside the location it
+        claimed; nothing else there is deleted, so a directory that was not empty or not the table's
+        alone (a registered table's, say) keeps what others put in it. Afterwards local directories left
+        empty below the location go too. Best effort per file, as pyiceberg's own purge: a file that
+        cannot be read or deleted is skipped.
+
+        Raises:
+            InvalidLocationError: the table's location is outside the warehouse (nothing is touched).
+        """
+        own = self.confined(location)
+        deleted = []
+        for path in referenced_files(self._file_io(location), metadata_location, metadata, self._inside(own)):
+            with suppress(OSError, StorageAccessError, InvalidLocationError):
+                self.delete_file(path)
+                deleted.append(path)
+        if not _is_s3(own):
+            remove_empty_directories(local_path(own))
+        return deleted
+
+    def _inside(self, own: str) -> Callable[[str], bool]:
+        def inside(path: str) -> bool:
+            try:
+                return is_strictly_inside(self.confined(path), own)
+            except InvalidLocationError:
+                return False
+
+        return inside
 
     def file_io(self, location: str) -> FileIO:
         """pyiceberg's FileIO for a location on this storage (blocking: checks the endpoint).
@@ -161,7 +240,7 @@ class WarehouseStorage:
             ForeignLocationError: the location is not on this warehouse's storage.
             EndpointNotAllowedError: the profile's endpoint is refused.
         """
-        self._require_own(location)
+        self.confined(location)
         return self._file_io(location)
 
     def _require_own(self, location: str) -> str:

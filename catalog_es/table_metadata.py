@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import pydantic
 from pyiceberg.catalog import MetastoreCatalog
 from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.table.locations import load_location_provider
@@ -61,7 +62,7 @@ def parse_metadata(document: Json) -> TableMetadata:
         if document.get("format-version") == 3:
             return KeyedTableMetadataV3.model_validate(document)
         return TableMetadataUtil.parse_obj(document)
-    except (pydantic.ValidationError, TypeError, ValueError) as exc:
+    except (pydantic.ValidationError, TypeError, ValueError, IcebergValidationError) as exc:
         raise BadRequestError(f"Invalid table metadata: {exc}") from None
 
 

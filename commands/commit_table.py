@@ -17,6 +17,7 @@ from commands.table_writes import (
     TableResult,
     claim_location,
     claim_name_and_location,
+    claim_new_location,
     metadata_written,
 )
 
@@ -117,6 +118,9 @@ async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow
     if prepared is None:
         return TableResult(metadata_location=current.metadata_location, metadata=current.metadata)
     storage = await ctx.storage(warehouse)
+    if prepared.location_changed:  # checked before the metadata file is written below the new location
+        location = str(prepared.document["location"])
+        await claim_new_location(ctx, storage, warehouse=warehouse, location=location, table_id=current.id)
     # Only a moved table needs the location check serialised with other writers; otherwise the
     # (stream, version) key alone decides, and the counter row is locked just for the append.
     written = metadata_written(
@@ -135,7 +139,11 @@ async def _create(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow
     metadata_location = next_metadata_location(created, None)
     document = metadata_to_json(created)
     table_id = created.table_uuid
-    async with metadata_written(ctx, await ctx.storage(warehouse), metadata_location, document, cmd.metadata) as tx:
+    storage = await ctx.storage(warehouse)
+    # Emptiness was checked when the create was staged: the client has written its data files there since.
+    async with ctx.store.connection() as conn:
+        await claim_location(ctx, conn, warehouse=warehouse, location=created.location, table_id=table_id)
+    async with metadata_written(ctx, storage, metadata_location, document, cmd.metadata) as tx:
         namespace = await ctx.existing_namespace(tx.conn, warehouse.id, cmd.namespace)
         await claim_name_and_location(
             ctx,

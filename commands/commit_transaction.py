@@ -12,7 +12,7 @@ from catalog_es.eventstore import EventMetadata, StreamVersionConflictError
 from catalog_es.identifiers import Namespace, name_key
 from commands.commit_table import PreparedCommit, append_commit, prepare_commit
 from commands.context import CommandContext
-from commands.table_writes import metadata_files_written
+from commands.table_writes import claim_new_location, metadata_files_written
 
 
 class TableChange(msgspec.Struct, frozen=True):
@@ -54,6 +54,10 @@ async def handle_commit_transaction(cmd: CommitTransaction, ctx: CommandContext)
     files = [(commit.metadata_location, commit.document) for commit in prepared]
     serialised = any(commit.location_changed for commit in prepared)
     storage = await ctx.storage(warehouse)
+    for commit in prepared:
+        if commit.location_changed:  # before any metadata file is written below a new location
+            location = str(commit.document["location"])
+            await claim_new_location(ctx, storage, warehouse=warehouse, location=location, table_id=commit.current.id)
     try:
         async with metadata_files_written(ctx, storage, files, cmd.metadata, serialised=serialised) as tx:
             # A fixed order (by table id) so concurrent multi-table commits never wait on each other in a cycle.

@@ -14,6 +14,7 @@ from catalog_es.clock import Clock, IdSource, millis
 from catalog_es.database import Connection
 from catalog_es.errors import BadRequestError, NoSuchNamespaceError, NoSuchWarehouseError, WarehouseInactiveError
 from catalog_es.eventstore import EventStore
+from catalog_es.file_roots import FileStorageRoots
 from catalog_es.identifiers import Namespace
 from catalog_es.outbound import EndpointPolicy
 from catalog_es.secrets import SecretStore
@@ -32,6 +33,8 @@ class CommandContext:
     ids: IdSource
     secrets: SecretStore | None = None
     endpoints: EndpointPolicy = field(default_factory=EndpointPolicy)  # which S3 endpoints storage may contact
+    # Where `file` warehouses may be created; the default (no roots) refuses them all.
+    file_roots: FileStorageRoots = field(default_factory=FileStorageRoots)
     _credentials: dict[uuid.UUID, StorageCredential] = field(default_factory=dict, compare=False, repr=False)
     _storages: dict[bytes, WarehouseStorage] = field(default_factory=dict, compare=False, repr=False)
 

@@ -6,14 +6,14 @@ import uuid
 
 import msgspec
 
-from catalog_es.errors import AlreadyExistsError, BadRequestError, InvalidLocationError
+from catalog_es.errors import AlreadyExistsError, BadRequestError
 from catalog_es.events import Json, TableCreated
 from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace, validate_name
 from catalog_es.locations import require_inside_warehouse
 from catalog_es.table_metadata import metadata_to_json, new_metadata, next_metadata_location
-from commands.context import CommandContext, off_loop
-from commands.table_writes import TableResult, claim_location, claim_name_and_location, metadata_written
+from commands.context import CommandContext
+from commands.table_writes import TableResult, claim_name_and_location, claim_new_location, metadata_written
 
 
 class CreateTable(msgspec.Struct, frozen=True):
@@ -59,11 +59,8 @@ async def handle_create_table(cmd: CreateTable, ctx: CommandContext) -> TableRes
         table_uuid=table_id,
         last_updated_ms=ctx.now_ms(),
     )
-    async with ctx.store.connection() as conn:  # another table's location: say so, rather than "not empty"
-        await claim_location(ctx, conn, warehouse=warehouse, location=location, table_id=table_id)
     storage = await ctx.storage(warehouse)
-    if not await off_loop(storage.is_empty, location):
-        raise InvalidLocationError(f"Table location {location} is not empty")
+    await claim_new_location(ctx, storage, warehouse=warehouse, location=location, table_id=table_id)
     if cmd.stage_create:
         return TableResult(metadata_location=None, metadata=metadata_to_json(metadata))
     metadata_location = next_metadata_location(metadata, None)

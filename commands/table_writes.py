@@ -60,6 +60,23 @@ async def claim_location(
         raise InvalidLocationError(f"Location {location} overlaps the location of another table")
 
 
+async def claim_new_location(
+    ctx: CommandContext, storage: WarehouseStorage, *, warehouse: WarehouseRow, location: str, table_id: uuid.UUID
+) -> None:
+    """The claim rules of a table's new location (create, staged create, `set-location`), before any IO.
+
+    Strictly inside the warehouse (which also refuses another scheme or bucket: no FileIO is ever built
+    for it), not another table's, and empty. The append transaction checks the overlap again under its lock.
+
+    Raises:
+        InvalidLocationError: outside the warehouse, overlapping another table, or not empty.
+    """
+    async with ctx.store.connection() as conn:
+        await claim_location(ctx, conn, warehouse=warehouse, location=location, table_id=table_id)
+    if not await off_loop(storage.is_empty, location):
+        raise InvalidLocationError(f"Table location {location} is not empty")
+
+
 @asynccontextmanager
 async def metadata_written(
     ctx: CommandContext,
@@ -89,16 +106,25 @@ async def metadata_files_written(
     *,
     serialised: bool = True,
 ) -> AsyncIterator[Transaction]:
-    """`metadata_written` for several files: all are written before, and deleted unless, the commit."""
+    """`metadata_written` for several files: all are written before, and deleted unless, the commit.
+
+    On failure the directories the writes created (`metadata/`, a new table's location) go too when left
+    empty, best effort. A crash between write and commit can still leave a metadata file no event names; it
+    lies inside the table's own location, where nothing reads it.
+    """
+    attempted: list[str] = []
     written: list[str] = []
     try:
         for location, document in files:
+            attempted.append(location)
             await off_loop(storage.write_metadata, location, document)
             written.append(location)
         async with ctx.store.transaction(event_metadata, serialised=serialised) as tx:
             yield tx
     except BaseException:
-        for location in written:
+        for location in attempted:
             with suppress(Exception):
-                await off_loop(storage.delete_file, location)
+                if location in written:
+                    await off_loop(storage.delete_file, location)
+                await off_loop(storage.remove_empty_parents, location)
         raise

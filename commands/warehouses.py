@@ -6,6 +6,7 @@ import uuid
 
 import msgspec
 
+from catalog_es.database import Connection
 from catalog_es.delete_profiles import decode_delete_profile
 from catalog_es.errors import AlreadyExistsError, BadRequestError, NoSuchWarehouseError, NotEmptyError
 from catalog_es.events import (
@@ -24,11 +25,13 @@ from catalog_es.events import (
     WarehouseStorageUpdated,
 )
 from catalog_es.eventstore import EventMetadata, Transaction
+from catalog_es.file_roots import storage_overlaps
 from catalog_es.identifiers import name_key
-from catalog_es.locations import overlaps
 from catalog_es.state import WarehouseRow
 from catalog_es.storage_profiles import (
+    FileProfile,
     StorageCredential,
+    StorageProfile,
     base_location,
     check_profile_update,
     decode_credential,
@@ -111,11 +114,25 @@ async def _require_unique_name(tx: Transaction, ctx: CommandContext, project_id:
 
 
 async def _require_exclusive_location(
-    tx: Transaction, ctx: CommandContext, project_id: uuid.UUID, location: str, except_id: uuid.UUID | None = None
+    conn: Connection, ctx: CommandContext, location: str, except_id: uuid.UUID | None = None
 ) -> None:
-    for other in await ctx.state.warehouses_in_project(tx.conn, project_id):
-        if other.id != except_id and overlaps(other.location, location):
-            raise BadRequestError(f"Storage location {location} overlaps warehouse {other.name!r} at {other.location}")
+    """Across the whole server: a warehouse of another project is as much in the way as one of this project.
+
+    The message names no other project's warehouse (it may not be the caller's to see).
+    """
+    others = [row.location for row in await ctx.state.all_warehouses(conn) if row.id != except_id]
+    if await off_loop(_any_overlap, location, others):
+        raise BadRequestError(f"Storage location {location} overlaps the location of another warehouse")
+
+
+def _any_overlap(location: str, others: list[str]) -> bool:
+    return any(storage_overlaps(other, location) for other in others)
+
+
+async def _require_allowed_storage(ctx: CommandContext, profile: StorageProfile) -> None:
+    """File storage only below the operator's roots; checked before the access probe writes anything."""
+    if isinstance(profile, FileProfile):
+        await off_loop(ctx.file_roots.check, profile.location)
 
 
 async def _store_secret(
@@ -135,18 +152,21 @@ async def _forget_secret(tx: Transaction, ctx: CommandContext, reference: Secret
 async def handle_create_warehouse(cmd: CreateWarehouse, ctx: CommandContext) -> uuid.UUID:
     """Validate the profile and access to the storage for real, then record the warehouse.
 
-    Raises: BadRequestError (bad profile, name or overlapping location, storage not accessible),
-    NoSuchProjectError, AlreadyExistsError.
+    Raises: BadRequestError (bad profile, name or overlapping location, file storage outside the roots,
+    storage not accessible), NoSuchProjectError, AlreadyExistsError.
     """
     name = validate_display_name(cmd.name, "Warehouse")
     profile, credential = decode_profile(cmd.storage_profile), _credential(cmd.storage_credential)
     delete_profile = decode_delete_profile(cmd.delete_profile)
+    await _require_allowed_storage(ctx, profile)
+    async with ctx.store.connection() as conn:  # before the probe writes into someone else's warehouse
+        await _require_exclusive_location(conn, ctx, base_location(profile))
     await off_loop(validate_access, profile, credential, ctx.endpoints)
     warehouse_id = ctx.ids.new_id()
     async with ctx.store.transaction(cmd.metadata) as tx:
         await existing_project(tx, ctx, cmd.project_id)
         await _require_unique_name(tx, ctx, cmd.project_id, name)
-        await _require_exclusive_location(tx, ctx, cmd.project_id, base_location(profile))
+        await _require_exclusive_location(tx.conn, ctx, base_location(profile))
         event = WarehouseCreated(
             warehouse_id=warehouse_id,
             project_id=cmd.project_id,
@@ -186,12 +206,13 @@ async def handle_update_storage(cmd: UpdateStorage, ctx: CommandContext) -> None
         raise NoSuchWarehouseError(f"Warehouse {cmd.warehouse_id} does not exist")
     profile = decode_profile(cmd.storage_profile)
     check_profile_update(decode_profile(current.storage_profile), profile)
+    await _require_allowed_storage(ctx, profile)
     new_credential = _credential(cmd.storage_credential)
     credential = new_credential if cmd.storage_credential is not None else await ctx.credential(current)
     await off_loop(validate_access, profile, credential, ctx.endpoints)
     async with ctx.store.transaction(cmd.metadata) as tx:
         row = await _existing(tx, ctx, cmd.warehouse_id)
-        await _require_exclusive_location(tx, ctx, row.project_id, base_location(profile), except_id=row.id)
+        await _require_exclusive_location(tx.conn, ctx, base_location(profile), except_id=row.id)
         reference = row.storage_credential
         if new_credential is not None:
             await _forget_secret(tx, ctx, reference)

@@ -44,6 +44,10 @@ class ManagementQueries:
         query = f"{WAREHOUSE_COLUMNS} WHERE project_id = %s ORDER BY name_key"
         return [WarehouseRow(*row) for row in await _rows(conn, query, (project_id,))]
 
+    async def all_warehouses(self, conn: Connection) -> list[WarehouseRow]:
+        """Every warehouse of every project (locations must not overlap across the server)."""
+        return [WarehouseRow(*row) for row in await _rows(conn, f"{WAREHOUSE_COLUMNS} ORDER BY id", ())]
+
     async def warehouse_contents(self, conn: Connection, warehouse_id: uuid.UUID) -> WarehouseContents:
         tables = await _rows(conn, "SELECT id, version FROM tables WHERE warehouse_id = %s", (warehouse_id,))
         views = await _rows(conn, "SELECT id, version FROM views WHERE warehouse_id = %s", (warehouse_id,))

@@ -20,7 +20,7 @@ from api.auth.principal import Principal, request_principal
 from api.auth.target import creation_project
 from api.dependencies import parse_namespace, parse_parent, project_id_of, split_warehouse_name
 from api.encoded_slash import decode_name
-from api.management.wire import CreateWarehouseRequest
+from api.management.wire import CreateWarehouseRequest, UpdateStorageRequest
 from api.wire import CommitTransactionRequest, CreateNamespaceRequest, RegisterTableRequest, RenameTableRequest
 from catalog_es.authz_errors import NotAuthorizedError
 from catalog_es.authz_model import SERVER_OBJECT_ID
@@ -244,6 +244,21 @@ async def _server_operator(
         raise NotAuthorizedError("Only a server admin or operator may do this")
 
 
+def _file_storage_by_operator(rule: Rule, request_kind: type[CreateWarehouseRequest | UpdateStorageRequest]) -> Rule:
+    """`rule`, and for a `file` storage profile also a server admin or operator: a file warehouse reaches the
+    server's own disk, so which directories it may use is the server's decision, not a project's."""
+
+    async def checked(check: _Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]) -> None:
+        await rule(check, params, connection)
+        request = await _body(connection, request_kind)
+        if request.storage_profile.get("type") != "file":
+            return  # any other profile needs `rule` alone
+        if not await check.authz.allowed(check.conn, check.principal, SERVER_OBJECT_ID, "operator"):
+            raise NotAuthorizedError("Only a server admin or operator may create or re-point a file warehouse")
+
+    return checked
+
+
 async def _commit_table(check: _Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]) -> None:
     warehouse_id = await check.warehouse(params["prefix"])
     request = await _body(connection, _Requirements)
@@ -291,14 +306,14 @@ RULES: dict[str, Rule] = {
     "get_project": _on_project(None),
     "rename_project": _on_project("project_admin"),
     "delete_project": _on_project("project_admin"),
-    "create_warehouse": _create_warehouse,
+    "create_warehouse": _file_storage_by_operator(_create_warehouse, CreateWarehouseRequest),
     "list_warehouses": _on_project("describe"),  # lists every warehouse of the project: needs describe on it
     "get_warehouse": _on_warehouse(None),
     "delete_warehouse": _on_warehouse("modify"),
     "rename_warehouse": _on_warehouse("modify"),
     "deactivate_warehouse": _on_warehouse("modify"),
     "activate_warehouse": _on_warehouse("modify"),
-    "update_storage": _on_warehouse("modify"),
+    "update_storage": _file_storage_by_operator(_on_warehouse("modify"), UpdateStorageRequest),
     "update_credential": _on_warehouse("modify"),
     "update_delete_profile": _on_warehouse("modify"),
     "metrics": _server_operator,  # GET /metrics; an open scrape listener is CATALOG_ES__METRICS__PORT

@@ -40,8 +40,13 @@ def free_port() -> int:
 
 
 def start_catalog(data_dir: Path, env: dict[str, str], port: int | None = None) -> RunningCatalog:
-    """Start the server and wait until /health answers 200 (or fail with its output)."""
+    """Start the server and wait until /health answers 200 (or fail with its output).
+
+    File warehouses may lie anywhere in the test's temporary directory (the data dir's parent) unless
+    `env` names other roots: with an external database the server has none by default.
+    """
     port = port or free_port()
+    env = {"CATALOG_ES__FILE_STORAGE_ROOTS": str(data_dir.parent), **env}
     log_path = data_dir.parent / f"serve-{port}.log"
     with log_path.open("ab") as log:  # the child keeps its own copy of the descriptor
         process = subprocess.Popen(

@@ -19,6 +19,7 @@ from api.runtime import migrate
 from catalog_es.clock import RandomIds, SystemClock
 from catalog_es.database import Pool, open_pool
 from catalog_es.eventstore import EventMetadata, EventStore, InlineProjector
+from catalog_es.file_roots import FileStorageRoots
 from commands.bootstrap import EnsureDefaultWarehouse, handle_ensure_default_warehouse
 from commands.context import CommandContext
 from projections.catalog_queries import CatalogReadModel
@@ -70,11 +71,16 @@ def open_catalog(migrated_dsn: str, warehouse_dir: Path) -> OpenCatalog:
         try:
             clock, ids = SystemClock(), RandomIds()
             store = EventStore(pool, clock=clock, ids=ids, inline_projectors=projectors)
-            ctx = CommandContext(store=store, state=state or CatalogReadModel(), clock=clock, ids=ids)
+            # File warehouses anywhere in the test's temporary directory (the default allows none).
+            roots = FileStorageRoots.of([str(warehouse_dir.parent)], None)
+            ctx = CommandContext(store=store, state=state or CatalogReadModel(), clock=clock, ids=ids, file_roots=roots)
             warehouse_id = uuid.UUID(int=0)
             if bootstrap:
-                warehouse_id = await handle_ensure_default_warehouse(
-                    EnsureDefaultWarehouse(warehouse_name="demo", location=str(warehouse_dir), metadata=META), ctx
+                warehouse_id = (
+                    await handle_ensure_default_warehouse(
+                        EnsureDefaultWarehouse(warehouse_name="demo", location=str(warehouse_dir), metadata=META), ctx
+                    )
+                    or warehouse_id
                 )
             yield Catalog(pool=pool, store=store, ctx=ctx, warehouse_id=warehouse_id, warehouse_dir=warehouse_dir)
         finally:
