@@ -40,7 +40,7 @@ _DELETE_BATCH = 1000  # the most keys one DeleteObjects request takes
 _AWS_SDK_ERROR: Final = re.compile(r"AWS Error (\[code \d+\]|[A-Z_]+)")
 
 
-class ForeignLocationError(StorageAccessError):
+class ForeignLocationError(InvalidLocationError, StorageAccessError):
     """A location on another storage than the warehouse's (scheme or bucket): refused before any IO."""
 
 

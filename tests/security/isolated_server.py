@@ -99,6 +99,7 @@ def isolated_catalog(pg_dsn: str, tmp_path: Path) -> Iterator[IsolatedCatalog]:
         **os.environ,
         "CATALOG_ES__PG_DSN": pg_dsn,  # the embedded server's Unix socket: no network needed
         "CATALOG_ES__S3_ENDPOINT_ALLOWED_HOSTS": f"127.0.0.1,{METADATA_ALIAS}",
+        "CATALOG_ES__FILE_STORAGE_ROOTS": str(tmp_path),  # an external database has none by default
     }
     port = 8181
     script = (
