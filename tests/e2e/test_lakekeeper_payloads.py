@@ -1,0 +1,99 @@
+"""Lakekeeper's own management payloads and bootstrap check, unchanged, against a running catalog-es."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pyarrow as pa
+import pytest
+from pyiceberg.catalog import load_catalog
+
+from catalog_es.secrets import generate_secrets_key
+from tests.e2e.conftest import RunningCatalog, start_catalog, stop_catalog
+from tests.integration.s3_server import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY, make_bucket
+
+NIL = "00000000-0000-0000-0000-000000000000"
+
+
+@pytest.fixture
+def s3_catalog(pg_dsn: str, tmp_path: Path) -> Iterator[RunningCatalog]:
+    env = {**os.environ, "CATALOG_ES__PG_DSN": pg_dsn, "CATALOG_ES__SECRETS_KEY": generate_secrets_key()}
+    running = start_catalog(tmp_path / "data", env)
+    yield running
+    stop_catalog(running)
+
+
+def _lakekeeper_example(endpoint: str, bucket: str) -> dict[str, Any]:
+    """Lakekeeper's examples/minimal/create-default-warehouse.json, with this test's bucket and endpoint."""
+    return {
+        "warehouse-name": "demo-lk",
+        "project-id": NIL,
+        "storage-profile": {
+            "type": "s3",
+            "bucket": bucket,
+            "key-prefix": "initial-warehouse",
+            "assume-role-arn": None,
+            "endpoint": endpoint,
+            "region": REGION,
+            "path-style-access": True,
+            "flavor": "minio",
+            "sts-enabled": True,
+        },
+        "storage-credential": {
+            "type": "s3",
+            "credential-type": "access-key",
+            "aws-access-key-id": ACCESS_KEY_ID,
+            "aws-secret-access-key": SECRET_ACCESS_KEY,
+        },
+        "delete-profile": {"type": "soft", "expiration-seconds": 2592000},
+    }
+
+
+def test_lakekeeper_example_warehouse_payload_creates_a_working_warehouse(
+    s3_catalog: RunningCatalog, s3_endpoint: str
+) -> None:
+    bucket = make_bucket(s3_endpoint)
+    with httpx.Client(base_url=s3_catalog.base_url, timeout=60) as api:
+        # Lakekeeper's test conftest: bootstrap only when /info says it is not bootstrapped yet.
+        info = api.get("/management/v1/info")
+        assert info.status_code == 200, info.text
+        if not info.json()["bootstrapped"]:
+            assert api.post("/management/v1/bootstrap", json={"accept-terms-of-use": True}).status_code == 204
+        project = api.post("/management/v1/project", json={"project-name": f"project-{uuid.uuid4()}"})
+        assert project.status_code == 201, project.text
+        project_id = project.json()["project-id"]
+
+        body = {**_lakekeeper_example(s3_endpoint, bucket), "project-id": project_id}
+        body["storage-profile"]["storage-layout"] = {"type": "default"}
+        body["storage-profile"]["legacy-md5-behavior"] = False
+        created = api.post("/management/v1/warehouse", json=body)
+        assert created.status_code == 201, created.text
+        described = api.get(f"/management/v1/warehouse/{created.json()['warehouse-id']}").json()
+        assert described["project-id"] == project_id
+        assert described["storage-profile"]["flavor"] == "s3-compat"
+        assert SECRET_ACCESS_KEY not in str(described)
+
+    catalog = load_catalog(
+        "lk",
+        type="rest",
+        uri=s3_catalog.catalog_uri,
+        warehouse=f"{project_id}/demo-lk",
+        **{"s3.access-key-id": ACCESS_KEY_ID, "s3.secret-access-key": SECRET_ACCESS_KEY},
+    )
+    catalog.create_namespace("ns")
+    table = catalog.create_table("ns.t", schema=pa.schema([("id", pa.int64())]))
+    assert table.location().startswith(f"s3://{bucket}/initial-warehouse/")
+    table.append(pa.table({"id": [1, 2, 3]}))
+    assert catalog.load_table("ns.t").scan().to_arrow().column("id").to_pylist() == [1, 2, 3]
+
+
+def test_info_says_bootstrapped_once_serve_created_the_embedded_default(catalog: RunningCatalog) -> None:
+    """With the allow-all authorizer, serve's default project and warehouse need no bootstrap call."""
+    info = httpx.get(f"{catalog.base_url}/management/v1/info", timeout=30).json()
+    assert info["bootstrapped"] is True
+    assert info["default-project-id"] == NIL
