@@ -49,7 +49,9 @@ async def handle_create_table(cmd: CreateTable, ctx: CommandContext) -> TableRes
         if await ctx.state.table_name_taken(conn, namespace.id, cmd.name):
             raise AlreadyExistsError(f"Table already exists: {cmd.namespace}.{cmd.name}")
     base = namespace.properties.get("location", f"{warehouse.location}/{namespace.id}")
-    location = require_inside_warehouse(cmd.location or f"{base}/{table_id}", warehouse.location)
+    location = require_inside_warehouse(
+        cmd.location or f"{base}/{table_id}", warehouse.location, warehouse.alternative_schemes
+    )
     metadata = new_metadata(
         schema=cmd.schema,
         partition_spec=cmd.partition_spec,

@@ -47,7 +47,9 @@ async def handle_create_view(cmd: CreateView, ctx: CommandContext) -> ViewResult
         namespace = await ctx.existing_namespace(conn, cmd.warehouse_id, cmd.namespace)
         await claim_view_name(ctx, conn, namespace_id=namespace.id, name=cmd.name, view_id=view_id)
     base = namespace.properties.get("location", f"{warehouse.location}/{namespace.id}")
-    location = require_inside_warehouse(cmd.location or f"{base}/{view_id}", warehouse.location)
+    location = require_inside_warehouse(
+        cmd.location or f"{base}/{view_id}", warehouse.location, warehouse.alternative_schemes
+    )
     metadata = new_view_metadata(
         view_uuid=view_id,
         location=location,

@@ -70,7 +70,9 @@ async def handle_create_namespace(cmd: CreateNamespace, ctx: CommandContext) -> 
     namespace_id = ctx.ids.new_id()
     properties = dict(cmd.properties)
     if "location" in properties:
-        properties["location"] = require_inside_warehouse(properties["location"], warehouse.location)
+        properties["location"] = require_inside_warehouse(
+            properties["location"], warehouse.location, warehouse.alternative_schemes
+        )
     else:
         properties["location"] = f"{warehouse.location}/{namespace_id}"
     async with ctx.store.transaction(cmd.metadata) as tx:
@@ -105,7 +107,9 @@ async def handle_update_namespace_properties(
     updates = dict(cmd.updates)
     if "location" in updates:
         warehouse = await ctx.warehouse(cmd.warehouse_id)
-        updates["location"] = require_inside_warehouse(updates["location"], warehouse.location)
+        updates["location"] = require_inside_warehouse(
+            updates["location"], warehouse.location, warehouse.alternative_schemes
+        )
     async with ctx.store.transaction(cmd.metadata) as tx:
         row = await ctx.existing_namespace(tx.conn, cmd.warehouse_id, cmd.namespace)
         removed = sorted(key for key in set(cmd.removals) if key in row.properties)

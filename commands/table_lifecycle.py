@@ -111,7 +111,7 @@ async def handle_register_table(cmd: RegisterTable, ctx: CommandContext) -> Tabl
     except ValueError as exc:
         raise BadRequestError(str(exc)) from None
     warehouse = await ctx.warehouse(cmd.warehouse_id)
-    require_inside_warehouse(cmd.metadata_location, warehouse.location)
+    require_inside_warehouse(cmd.metadata_location, warehouse.location, warehouse.alternative_schemes)
     try:
         document = await off_loop((await ctx.storage(warehouse)).read_metadata, cmd.metadata_location)
     except (OSError, ValueError) as exc:

@@ -97,3 +97,53 @@ def test_info_says_bootstrapped_once_serve_created_the_embedded_default(catalog:
     info = httpx.get(f"{catalog.base_url}/management/v1/info", timeout=30).json()
     assert info["bootstrapped"] is True
     assert info["default-project-id"] == NIL
+
+
+def _s3_warehouse(api: httpx.Client, endpoint: str, bucket: str, name: str, **profile: Any) -> str:
+    body = _lakekeeper_example(endpoint, bucket)
+    body["warehouse-name"] = name
+    body["storage-profile"].update({"key-prefix": name, **profile})
+    created = api.post("/management/v1/warehouse", json=body)
+    assert created.status_code == 201, created.text
+    return str(created.json()["warehouse-id"])
+
+
+def test_alternative_protocols_are_honoured_only_when_the_profile_allows_them(
+    s3_catalog: RunningCatalog, s3_endpoint: str
+) -> None:
+    bucket = make_bucket(s3_endpoint)
+    schema = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "required": False, "type": "long"}]}
+    with httpx.Client(base_url=s3_catalog.base_url, timeout=60) as api:
+        strict = _s3_warehouse(api, s3_endpoint, bucket, "strict")
+        hadoop = _s3_warehouse(api, s3_endpoint, bucket, "hadoop", **{"allow-alternative-protocols": True})
+        for warehouse in (strict, hadoop):
+            assert api.post(f"/catalog/v1/{warehouse}/namespaces", json={"namespace": ["ns"]}).status_code == 200
+
+        def create(warehouse: str, name: str, location: str) -> httpx.Response:
+            body = {"name": name, "schema": schema, "location": location}
+            return api.post(f"/catalog/v1/{warehouse}/namespaces/ns/tables", json=body)
+
+        refused = create(strict, "t", f"s3a://{bucket}/strict/ns/t")
+        assert refused.status_code == 400, refused.text
+        assert "not a sub-location" in refused.json()["error"]["message"]
+
+        for scheme in ("s3a", "s3n"):
+            created = create(hadoop, f"t_{scheme}", f"{scheme}://{bucket}/hadoop/ns/t_{scheme}")
+            assert created.status_code == 200, created.text
+            assert created.json()["metadata"]["location"] == f"{scheme}://{bucket}/hadoop/ns/t_{scheme}"
+            assert created.json()["metadata-location"].startswith(f"{scheme}://{bucket}/hadoop/ns/t_{scheme}/")
+        # s3a://b/x and s3://b/x are one place: the second claim overlaps the first.
+        taken = create(hadoop, "again", f"s3://{bucket}/hadoop/ns/t_s3a/data")
+        assert taken.status_code == 400, taken.text
+        assert "overlaps" in taken.json()["error"]["message"]
+
+    catalog = load_catalog(
+        "hadoop",
+        type="rest",
+        uri=s3_catalog.catalog_uri,
+        warehouse="hadoop",
+        **{"s3.access-key-id": ACCESS_KEY_ID, "s3.secret-access-key": SECRET_ACCESS_KEY},
+    )
+    table = catalog.load_table("ns.t_s3a")
+    table.append(pa.table({"id": [7, 8]}))
+    assert catalog.load_table("ns.t_s3a").scan().to_arrow().column("id").to_pylist() == [7, 8]
