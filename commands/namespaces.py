@@ -25,6 +25,7 @@ class CreateNamespace(msgspec.Struct, frozen=True):
     namespace: Namespace
     properties: dict[str, str]
     metadata: EventMetadata
+    max_depth: int | None = None  # None: no limit
 
 
 class UpdateNamespaceProperties(msgspec.Struct, frozen=True):
@@ -66,6 +67,10 @@ async def handle_create_namespace(cmd: CreateNamespace, ctx: CommandContext) -> 
         AlreadyExistsError: the namespace exists (in any case).
     """
     _validate(cmd.namespace)
+    if cmd.max_depth is not None and len(cmd.namespace.parts) > cmd.max_depth:
+        raise BadRequestError(
+            f"Namespace {cmd.namespace} has {len(cmd.namespace.parts)} levels; the maximum depth is {cmd.max_depth}"
+        )
     warehouse = await ctx.warehouse(cmd.warehouse_id)
     namespace_id = ctx.ids.new_id()
     properties = dict(cmd.properties)

@@ -1,4 +1,4 @@
-"""Lakekeeper's own management payloads and bootstrap check, unchanged, against a running catalog-es."""
+"""Lakekeeper parity against a running catalog-es: its management payloads, bootstrap check, locations, limits."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from pyiceberg.catalog import load_catalog
 
 from catalog_es.secrets import generate_secrets_key
-from tests.e2e.conftest import RunningCatalog, start_catalog, stop_catalog
+from tests.e2e.conftest import RestApi, RunningCatalog, start_catalog, stop_catalog
 from tests.integration.s3_server import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY, make_bucket
 
 NIL = "00000000-0000-0000-0000-000000000000"
@@ -147,3 +147,19 @@ def test_alternative_protocols_are_honoured_only_when_the_profile_allows_them(
     table = catalog.load_table("ns.t_s3a")
     table.append(pa.table({"id": [7, 8]}))
     assert catalog.load_table("ns.t_s3a").scan().to_arrow().column("id").to_pylist() == [7, 8]
+
+
+def test_namespaces_nest_up_to_the_maximum_depth_and_no_deeper(rest: RestApi) -> None:
+    """Lakekeeper's limit of 5 levels is the default (`CATALOG_ES__MAX_NAMESPACE_DEPTH`)."""
+    levels = ["a", "b", "c", "d", "e"]
+    for depth in range(1, 6):
+        created = rest.http.post(rest.url("namespaces"), json={"namespace": levels[:depth]})
+        assert created.status_code == 200, created.text
+    too_deep = rest.http.post(rest.url("namespaces"), json={"namespace": [*levels, "f"]})
+    assert too_deep.status_code == 400, too_deep.text
+    error = too_deep.json()["error"]
+    assert error["code"] == 400
+    assert error["type"] == "BadRequestException"
+    assert "the maximum depth is 5" in error["message"]
+    missing = rest.http.get(rest.url(f"namespaces/{'%1F'.join([*levels, 'f'])}"))
+    assert missing.status_code == 404  # nothing was written
