@@ -6,6 +6,7 @@ import uuid
 
 import msgspec
 
+from catalog_es.delete_profiles import purge_by_default
 from catalog_es.errors import AlreadyExistsError, BadRequestError, NoSuchTableError
 from catalog_es.events import TableDropped, TableRegistered, TableRenamed
 from catalog_es.eventstore import EventMetadata
@@ -21,7 +22,7 @@ class DropTable(msgspec.Struct, frozen=True):
     warehouse_id: uuid.UUID
     namespace: Namespace
     name: str
-    purge_requested: bool
+    purge_requested: bool | None  # None: the warehouse's delete profile decides
     metadata: EventMetadata
 
 
@@ -48,19 +49,21 @@ def _missing(namespace: Namespace, name: str) -> NoSuchTableError:
 
 
 async def handle_drop_table(cmd: DropTable, ctx: CommandContext) -> None:
-    """Drop the table; with `purge_requested` its files are deleted after the drop commits.
+    """Drop the table; with `purge_requested` (when None: the delete profile's `purge-by-default`) its files are
+    deleted after the drop commits.
 
     Raises:
         NoSuchTableError: it does not exist.
     """
     warehouse = await ctx.warehouse(cmd.warehouse_id)
+    purge = purge_by_default(warehouse.delete_profile) if cmd.purge_requested is None else cmd.purge_requested
     async with ctx.store.transaction(cmd.metadata) as tx:
         row = await ctx.state.table(tx.conn, cmd.warehouse_id, cmd.namespace, cmd.name)
         if row is None:
             raise _missing(cmd.namespace, cmd.name)
-        event = TableDropped(table_id=row.id, warehouse_id=row.warehouse_id, purge_requested=cmd.purge_requested)
+        event = TableDropped(table_id=row.id, warehouse_id=row.warehouse_id, purge_requested=purge)
         await tx.append(event, expected_version=row.version)
-    if cmd.purge_requested:
+    if purge:
         await off_loop((await ctx.storage(warehouse)).purge, row.location)
 
 

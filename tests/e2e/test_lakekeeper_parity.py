@@ -163,3 +163,45 @@ def test_namespaces_nest_up_to_the_maximum_depth_and_no_deeper(rest: RestApi) ->
     assert "the maximum depth is 5" in error["message"]
     missing = rest.http.get(rest.url(f"namespaces/{'%1F'.join([*levels, 'f'])}"))
     assert missing.status_code == 404  # nothing was written
+
+
+def _files_below(location: str) -> list[Path]:
+    root = Path(location.removeprefix("file://"))
+    return [path for path in root.rglob("*") if path.is_file()] if root.exists() else []
+
+
+def test_purge_by_default_is_a_warehouse_choice_and_the_spec_default_stays(
+    catalog: RunningCatalog, tmp_path: Path
+) -> None:
+    """`purgeRequested` absent: kept (spec) unless the delete profile says `purge-by-default` (Lakekeeper-like)."""
+    schema = pa.schema([("id", pa.int64())])
+    with httpx.Client(base_url=catalog.base_url, timeout=30) as api:
+        for name, delete_profile in (("spec", None), ("lk", {"type": "hard", "purge-by-default": True})):
+            body = {
+                "warehouse-name": name,
+                "storage-profile": {"type": "file", "location": str(tmp_path / name)},
+                "delete-profile": delete_profile,
+            }
+            created = api.post("/management/v1/warehouse", json=body)
+            assert created.status_code == 201, created.text
+            described = api.get(f"/management/v1/warehouse/{created.json()['warehouse-id']}").json()
+            assert described["delete-profile"] == (delete_profile or {"type": "hard"})
+
+        locations: dict[str, str] = {}
+        for name in ("spec", "lk"):
+            pyiceberg = load_catalog(name, type="rest", uri=catalog.catalog_uri, warehouse=name)
+            pyiceberg.create_namespace("ns")
+            for table_name in ("dropped", "kept"):
+                table = pyiceberg.create_table(f"ns.{table_name}", schema=schema)
+                table.append(pa.table({"id": [1]}))
+                locations[f"{name}.{table_name}"] = table.location()
+            prefix = api.get("/catalog/v1/config", params={"warehouse": name}).json()["defaults"]["prefix"]
+            dropped = api.delete(f"/catalog/v1/{prefix}/namespaces/ns/tables/dropped")  # no purgeRequested
+            assert dropped.status_code == 204, dropped.text
+            explicit = api.delete(f"/catalog/v1/{prefix}/namespaces/ns/tables/kept", params={"purgeRequested": False})
+            assert explicit.status_code == 204, explicit.text
+
+    assert _files_below(locations["spec.dropped"])  # the spec default: the data stays
+    assert _files_below(locations["lk.dropped"]) == []  # purge-by-default: removed with the drop
+    assert _files_below(locations["lk.kept"])  # an explicit purgeRequested=false wins
+    assert _files_below(locations["spec.kept"])
