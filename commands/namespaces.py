@@ -17,6 +17,7 @@ from catalog_es.events import NamespaceCreated, NamespaceDropped, NamespacePrope
 from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace, validate_name
 from catalog_es.locations import require_inside_warehouse
+from catalog_es.storage_layout import namespace_location
 from commands.context import CommandContext
 
 
@@ -78,14 +79,21 @@ async def handle_create_namespace(cmd: CreateNamespace, ctx: CommandContext) -> 
         properties["location"] = require_inside_warehouse(
             properties["location"], warehouse.location, warehouse.alternative_schemes
         )
-    else:
-        properties["location"] = f"{warehouse.location}/{namespace_id}"
     async with ctx.store.transaction(cmd.metadata) as tx:
         if await ctx.state.namespace(tx.conn, cmd.warehouse_id, cmd.namespace) is not None:
             raise AlreadyExistsError(f"Namespace already exists: {cmd.namespace}")
         parent = cmd.namespace.parent
-        if parent is not None and await ctx.state.namespace(tx.conn, cmd.warehouse_id, parent) is None:
+        parent_row = await ctx.state.namespace(tx.conn, cmd.warehouse_id, parent) if parent is not None else None
+        if parent is not None and parent_row is None:
             raise NoSuchNamespaceError(f"Parent namespace does not exist: {parent}")
+        if "location" not in properties:
+            properties["location"] = namespace_location(
+                warehouse.storage_profile.get("storage-layout"),
+                warehouse.location,
+                parent_row.properties.get("location") if parent_row is not None else None,
+                cmd.namespace.parts[-1],
+                namespace_id,
+            )
         event = NamespaceCreated(
             namespace_id=namespace_id,
             warehouse_id=cmd.warehouse_id,

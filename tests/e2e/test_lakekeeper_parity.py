@@ -205,3 +205,50 @@ def test_purge_by_default_is_a_warehouse_choice_and_the_spec_default_stays(
     assert _files_below(locations["lk.dropped"]) == []  # purge-by-default: removed with the drop
     assert _files_below(locations["lk.kept"])  # an explicit purgeRequested=false wins
     assert _files_below(locations["spec.kept"])
+
+
+@pytest.mark.parametrize(
+    ("layout", "namespace_path", "table_path"),
+    [
+        (None, "{ns_id}", "{ns_id}/{table_id}"),
+        (
+            {"type": "full-hierarchy", "namespace": "{name}", "table": "{name}-{uuid}"},
+            "top/sub%20b",
+            "top/sub%20b/t-{table_id}",
+        ),
+        (
+            {"type": "parent-namespace-and-table", "namespace": "{name}", "table": "{uuid}"},
+            "sub%20b",
+            "sub%20b/{table_id}",
+        ),
+        ({"type": "table-only", "table": "{name}-{uuid}"}, "{ns_id}", "t-{table_id}"),
+    ],
+)
+def test_storage_layout_places_new_namespaces_and_tables(
+    catalog: RunningCatalog, tmp_path: Path, layout: dict[str, str] | None, namespace_path: str, table_path: str
+) -> None:
+    base = tmp_path / "layout"
+    profile: dict[str, Any] = {"type": "file", "location": str(base)}
+    if layout is not None:
+        profile["storage-layout"] = layout
+    with httpx.Client(base_url=catalog.base_url, timeout=30) as api:
+        created = api.post("/management/v1/warehouse", json={"warehouse-name": "layout", "storage-profile": profile})
+        assert created.status_code == 201, created.text
+        prefix = f"/catalog/v1/{created.json()['warehouse-id']}"
+        for namespace in (["top"], ["top", "sub b"]):
+            assert api.post(f"{prefix}/namespaces", json={"namespace": namespace}).status_code == 200
+        namespace = api.get(f"{prefix}/namespaces/top%1Fsub%20b").json()
+        schema = {
+            "type": "struct",
+            "schema-id": 0,
+            "fields": [{"id": 1, "name": "id", "required": False, "type": "long"}],
+        }
+        table = api.post(f"{prefix}/namespaces/top%1Fsub%20b/tables", json={"name": "t", "schema": schema})
+        assert table.status_code == 200, table.text
+
+    location = namespace["properties"]["location"]
+    ns_id = location.rsplit("/", 1)[-1]
+    table_id = table.json()["metadata"]["table-uuid"]
+    assert location == f"{base.as_uri()}/{namespace_path.format(ns_id=ns_id)}"
+    expected_table = f"{base.as_uri()}/{table_path.format(ns_id=ns_id, table_id=table_id)}"
+    assert table.json()["metadata"]["location"] == expected_table
