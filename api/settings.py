@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -71,6 +71,8 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     idempotency_key_lifetime_minutes: int = 30
     workers: int = 1  # uvicorn worker processes; more than 1 runs the relay and projectors only as their own processes
     enable_default_project: bool = True  # requests without `x-project-id` use the NIL-UUID project
+    # Deepest namespace createNamespace accepts (Lakekeeper's limit is 5); deeper ones get 400.
+    max_namespace_depth: Annotated[int, msgspec.Meta(ge=1)] = 5
     # Storage-credential encryption key: URL-safe base64 of 32 bytes; embedded mode generates <data_dir>/secrets.key.
     secrets_key: str | None = None
     nats: NatsSettings = NatsSettings()

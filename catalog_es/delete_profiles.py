@@ -1,4 +1,5 @@
-"""A warehouse's delete profile: drops are hard, or soft with an expiration (Lakekeeper's shape)."""
+"""A warehouse's delete profile: drops are hard, or soft with an expiration (Lakekeeper's shape), and whether
+a table drop without `purgeRequested` purges (the spec says no; Lakekeeper purges managed tables)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,24 @@ from catalog_es.events import Json
 HARD_DELETE: Json = {"type": "hard"}
 
 
-class HardDelete(msgspec.Struct, frozen=True, tag="hard", tag_field="type", forbid_unknown_fields=True):
+class _Profile(
+    msgspec.Struct,
+    frozen=True,
+    kw_only=True,
+    tag_field="type",
+    rename="kebab",
+    forbid_unknown_fields=True,
+    omit_defaults=True,
+):
+    # A migrating Lakekeeper user's choice: drops that do not say `purgeRequested` delete the table's files.
+    purge_by_default: bool = False
+
+
+class HardDelete(_Profile, frozen=True, kw_only=True, tag="hard"):
     pass
 
 
-class SoftDelete(msgspec.Struct, frozen=True, tag="soft", tag_field="type", rename="kebab", forbid_unknown_fields=True):
+class SoftDelete(_Profile, frozen=True, kw_only=True, tag="soft"):
     expiration_seconds: int
 
 
@@ -36,3 +50,8 @@ def decode_delete_profile(document: Json | None) -> Json:
         raise BadRequestError("delete-profile expiration-seconds must be positive")
     encoded: Json = msgspec.to_builtins(profile)
     return encoded
+
+
+def purge_by_default(document: Json) -> bool:
+    """Whether a table drop that does not say `purgeRequested` purges, for a stored delete profile."""
+    return document.get("purge-by-default") is True

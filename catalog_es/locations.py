@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from typing import Final
 from urllib.parse import urlsplit
 
 from catalog_es.errors import InvalidLocationError
+
+# Hadoop's older spellings of an S3 location: the same object, so one key for overlap checks.
+_S3_SPELLINGS: Final = ("s3a", "s3n")
 
 
 def normalize_location(location: str) -> str:
@@ -38,6 +43,13 @@ def local_path(location: str) -> str:
     return canonical.removeprefix("file://")
 
 
+def location_key(location: str) -> str:
+    """The canonical location with `s3a://`/`s3n://` spelled `s3://`: what overlap checks compare."""
+    canonical = normalize_location(location)
+    scheme, _, rest = canonical.partition("://")
+    return f"s3://{rest}" if scheme in _S3_SPELLINGS else canonical
+
+
 def is_strictly_inside(child: str, parent: str) -> bool:
     """Whether `child` lies below `parent`, compared by whole path segments."""
     child, parent = normalize_location(child), normalize_location(parent)
@@ -46,14 +58,21 @@ def is_strictly_inside(child: str, parent: str) -> bool:
 
 def overlaps(a: str, b: str) -> bool:
     """Equal, or one contains the other (`…/x` and `…/xa` do not overlap)."""
-    a, b = normalize_location(a), normalize_location(b)
+    a, b = location_key(a), location_key(b)
     return a == b or is_strictly_inside(a, b) or is_strictly_inside(b, a)
 
 
-def require_inside_warehouse(location: str, warehouse_location: str) -> str:
-    """Return the canonical location, or refuse one that is not strictly inside the warehouse."""
+def require_inside_warehouse(location: str, warehouse_location: str, alternative_schemes: Collection[str] = ()) -> str:
+    """Return the canonical location, or refuse one that is not strictly inside the warehouse.
+
+    `alternative_schemes` (a storage profile's `allow-alternative-protocols`) are other spellings of the
+    warehouse's scheme: `s3a://b/wh/t` is inside `s3://b/wh` then, and keeps its scheme, as Hadoop-based
+    engines need it so.
+    """
     canonical = normalize_location(location)
-    if not is_strictly_inside(canonical, warehouse_location):
+    scheme, _, rest = canonical.partition("://")
+    compared = f"{urlsplit(warehouse_location).scheme}://{rest}" if scheme in alternative_schemes else canonical
+    if not is_strictly_inside(compared, warehouse_location):
         raise InvalidLocationError(
             f"Location {location} is not a sub-location of the warehouse location {warehouse_location}"
         )

@@ -31,6 +31,13 @@ class WarehouseRow(msgspec.Struct, frozen=True):
     version: int = 1
 
     @property
+    def alternative_schemes(self) -> tuple[str, ...]:
+        """`s3a`/`s3n` when the S3 profile says `allow-alternative-protocols` (Lakekeeper's switch), else none."""
+        profile = self.storage_profile
+        allowed = profile.get("type") == "s3" and profile.get("allow-alternative-protocols") is True
+        return ("s3a", "s3n") if allowed else ()
+
+    @property
     def storage_credential(self) -> SecretReference | None:
         if self.credential_id is None or self.credential_fingerprint is None:
             return None

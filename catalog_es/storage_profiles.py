@@ -14,6 +14,7 @@ from catalog_es.events import Json
 from catalog_es.locations import local_path, normalize_location
 from catalog_es.outbound import EndpointPolicy
 from catalog_es.storage_access import path_style, probe_bucket, probe_directory
+from catalog_es.storage_layout import decode_layout
 
 # AWS's general-purpose bucket naming rules (also enforced for s3-compatible stores).
 _BUCKET_NAME: Final = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
@@ -21,6 +22,9 @@ _BUCKET_NAME: Final = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 
 class _Profile(msgspec.Struct, frozen=True, kw_only=True, rename="kebab", forbid_unknown_fields=True, tag_field="type"):
     """Base of every profile: kebab-case fields, unknown fields refused, tagged by `type`."""
+
+    # Lakekeeper's `storage-layout` (catalog_es.storage_layout); None: the default layout.
+    storage_layout: Json | None = None
 
 
 class FileProfile(_Profile, frozen=True, kw_only=True, tag="file"):
@@ -38,7 +42,8 @@ class S3Profile(_Profile, frozen=True, kw_only=True, tag="s3"):
     key_prefix: str | None = None
     endpoint: str | None = None
     path_style_access: bool | None = None  # None: path style when an endpoint is set, as pyarrow does
-    flavor: Literal["aws", "s3-compat"] = "aws"
+    # Lakekeeper's flavors; "minio" is its alias of "s3-compat" and is stored as that.
+    flavor: Literal["aws", "s3-compat", "minio"] = "aws"
     # Until credentials are vended, clients get the warehouse's own keys only when this says so.
     share_static_credentials_with_clients: bool = False
     # Stored and passed to clients as given; catalog-es has no signer or STS vending yet (Lakekeeper
@@ -50,6 +55,12 @@ class S3Profile(_Profile, frozen=True, kw_only=True, tag="s3"):
     sts_role_arn: str | None = None
     sts_endpoint: str | None = None
     sts_token_validity_seconds: int = 3600
+    # Accepted and kept so that Lakekeeper's payloads work unchanged; catalog-es has no STS vending, signer or
+    # KMS yet, and boto3 already chooses the checksums its DeleteObjects calls need.
+    sts_session_tags: dict[str, str] = {}
+    remote_signing_url_style: Literal["auto", "path", "virtual_host"] = "auto"
+    aws_kms_key_arn: str | None = None
+    legacy_md5_behavior: bool | None = None
 
 
 StorageProfile = FileProfile | S3Profile
@@ -70,6 +81,10 @@ class S3AccessKeyCredential(
 
 
 StorageCredential = S3AccessKeyCredential
+
+# Lakekeeper spells the key pair `aws-access-key-id`/`aws-secret-access-key`; the short form stays an alias
+# (and is the form kept in the secret store, so credentials stored before keep decoding).
+_CREDENTIAL_ALIASES: Final = {"aws-access-key-id": "access-key-id", "aws-secret-access-key": "secret-access-key"}
 
 _CREDENTIALS: Final[dict[tuple[object, object], type[StorageCredential]]] = {
     ("s3", "access-key"): S3AccessKeyCredential,
@@ -107,6 +122,7 @@ def decode_credential(document: Json) -> StorageCredential:
             f"Unsupported storage credential: type {document.get('type')!r}, "
             f"credential-type {document.get('credential-type')!r} (supported: s3/access-key)"
         )
+    document = _unaliased(document)
     try:
         credential = msgspec.convert(document, kind)
     except msgspec.ValidationError as exc:
@@ -114,6 +130,21 @@ def decode_credential(document: Json) -> StorageCredential:
     if not credential.access_key_id.strip() or not credential.secret_access_key.strip():
         raise BadRequestError("Invalid storage credential: access-key-id and secret-access-key must not be empty")
     return credential
+
+
+def _unaliased(document: Json) -> Json:
+    """The credential with Lakekeeper's key names mapped to the stored ones.
+
+    Raises:
+        BadRequestError: both spellings of one key are given.
+    """
+    renamed = dict(document)
+    for lakekeeper, short in _CREDENTIAL_ALIASES.items():
+        if lakekeeper in renamed:
+            if short in renamed:
+                raise BadRequestError(f"Invalid storage credential: give {lakekeeper} or {short}, not both")
+            renamed[short] = renamed.pop(lakekeeper)
+    return renamed
 
 
 def encode_profile(profile: StorageProfile) -> Json:
@@ -243,7 +274,7 @@ def _checked_file(profile: FileProfile) -> FileProfile:
         raise BadRequestError(f"Invalid file storage location: {exc}") from exc
     if not canonical.startswith("file:///") or canonical == "file:///":
         raise BadRequestError(f"File storage location must be a local directory below '/', got {location!r}")
-    return msgspec.structs.replace(profile, location=location)
+    return msgspec.structs.replace(profile, location=location, storage_layout=_checked_layout(profile.storage_layout))
 
 
 def _checked_s3(profile: S3Profile) -> S3Profile:
@@ -254,7 +285,17 @@ def _checked_s3(profile: S3Profile) -> S3Profile:
     endpoint = _checked_endpoint(profile.endpoint)
     if profile.sts_token_validity_seconds <= 0:
         raise BadRequestError("sts-token-validity-seconds must be positive")
-    return msgspec.structs.replace(profile, key_prefix=key_prefix, endpoint=endpoint)
+    return msgspec.structs.replace(
+        profile,
+        key_prefix=key_prefix,
+        endpoint=endpoint,
+        flavor="s3-compat" if profile.flavor == "minio" else profile.flavor,
+        storage_layout=_checked_layout(profile.storage_layout),
+    )
+
+
+def _checked_layout(layout: Json | None) -> Json | None:
+    return None if layout is None else decode_layout(layout)
 
 
 def _check_bucket(bucket: str) -> None:

@@ -50,7 +50,7 @@ async def handle_commit_view(cmd: CommitView, ctx: CommandContext) -> ViewResult
     if updated == base:
         return ViewResult(metadata_location=current.metadata_location, metadata=current.metadata)
     if updated.location != base.location:
-        require_inside_warehouse(updated.location, warehouse.location)
+        require_inside_warehouse(updated.location, warehouse.location, warehouse.alternative_schemes)
     metadata_location = next_view_metadata_location(updated.location, current.metadata_location, ctx.ids.new_id())
     document = view_metadata_to_json(updated)
     storage = await ctx.storage(warehouse)

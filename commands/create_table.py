@@ -11,6 +11,7 @@ from catalog_es.events import Json, TableCreated
 from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace, validate_name
 from catalog_es.locations import require_inside_warehouse
+from catalog_es.storage_layout import table_location
 from catalog_es.table_metadata import metadata_to_json, new_metadata, next_metadata_location
 from commands.context import CommandContext
 from commands.table_writes import TableResult, claim_name_and_location, claim_new_location, metadata_written
@@ -49,7 +50,13 @@ async def handle_create_table(cmd: CreateTable, ctx: CommandContext) -> TableRes
         if await ctx.state.table_name_taken(conn, namespace.id, cmd.name):
             raise AlreadyExistsError(f"Table already exists: {cmd.namespace}.{cmd.name}")
     base = namespace.properties.get("location", f"{warehouse.location}/{namespace.id}")
-    location = require_inside_warehouse(cmd.location or f"{base}/{table_id}", warehouse.location)
+    layout = warehouse.storage_profile.get("storage-layout")
+    default = table_location(layout, warehouse.location, base, cmd.name, table_id)
+    location = require_inside_warehouse(
+        cmd.location or default,
+        warehouse.location,
+        warehouse.alternative_schemes,
+    )
     metadata = new_metadata(
         schema=cmd.schema,
         partition_spec=cmd.partition_spec,

@@ -11,6 +11,7 @@ from catalog_es.events import Json, ViewCreated
 from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace, validate_name
 from catalog_es.locations import require_inside_warehouse
+from catalog_es.storage_layout import table_location
 from catalog_es.view_metadata import new_view_metadata, next_view_metadata_location, view_metadata_to_json
 from commands.context import CommandContext
 from commands.table_writes import metadata_written
@@ -47,7 +48,13 @@ async def handle_create_view(cmd: CreateView, ctx: CommandContext) -> ViewResult
         namespace = await ctx.existing_namespace(conn, cmd.warehouse_id, cmd.namespace)
         await claim_view_name(ctx, conn, namespace_id=namespace.id, name=cmd.name, view_id=view_id)
     base = namespace.properties.get("location", f"{warehouse.location}/{namespace.id}")
-    location = require_inside_warehouse(cmd.location or f"{base}/{view_id}", warehouse.location)
+    layout = warehouse.storage_profile.get("storage-layout")
+    default = table_location(layout, warehouse.location, base, cmd.name, view_id)
+    location = require_inside_warehouse(
+        cmd.location or default,
+        warehouse.location,
+        warehouse.alternative_schemes,
+    )
     metadata = new_view_metadata(
         view_uuid=view_id,
         location=location,

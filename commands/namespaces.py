@@ -17,6 +17,7 @@ from catalog_es.events import NamespaceCreated, NamespaceDropped, NamespacePrope
 from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace, validate_name
 from catalog_es.locations import require_inside_warehouse
+from catalog_es.storage_layout import namespace_location
 from commands.context import CommandContext
 
 
@@ -25,6 +26,7 @@ class CreateNamespace(msgspec.Struct, frozen=True):
     namespace: Namespace
     properties: dict[str, str]
     metadata: EventMetadata
+    max_depth: int | None = None  # None: no limit
 
 
 class UpdateNamespaceProperties(msgspec.Struct, frozen=True):
@@ -66,19 +68,32 @@ async def handle_create_namespace(cmd: CreateNamespace, ctx: CommandContext) -> 
         AlreadyExistsError: the namespace exists (in any case).
     """
     _validate(cmd.namespace)
+    if cmd.max_depth is not None and len(cmd.namespace.parts) > cmd.max_depth:
+        raise BadRequestError(
+            f"Namespace {cmd.namespace} has {len(cmd.namespace.parts)} levels; the maximum depth is {cmd.max_depth}"
+        )
     warehouse = await ctx.warehouse(cmd.warehouse_id)
     namespace_id = ctx.ids.new_id()
     properties = dict(cmd.properties)
     if "location" in properties:
-        properties["location"] = require_inside_warehouse(properties["location"], warehouse.location)
-    else:
-        properties["location"] = f"{warehouse.location}/{namespace_id}"
+        properties["location"] = require_inside_warehouse(
+            properties["location"], warehouse.location, warehouse.alternative_schemes
+        )
     async with ctx.store.transaction(cmd.metadata) as tx:
         if await ctx.state.namespace(tx.conn, cmd.warehouse_id, cmd.namespace) is not None:
             raise AlreadyExistsError(f"Namespace already exists: {cmd.namespace}")
         parent = cmd.namespace.parent
-        if parent is not None and await ctx.state.namespace(tx.conn, cmd.warehouse_id, parent) is None:
+        parent_row = await ctx.state.namespace(tx.conn, cmd.warehouse_id, parent) if parent is not None else None
+        if parent is not None and parent_row is None:
             raise NoSuchNamespaceError(f"Parent namespace does not exist: {parent}")
+        if "location" not in properties:
+            properties["location"] = namespace_location(
+                warehouse.storage_profile.get("storage-layout"),
+                warehouse.location,
+                parent_row.properties.get("location") if parent_row is not None else None,
+                cmd.namespace.parts[-1],
+                namespace_id,
+            )
         event = NamespaceCreated(
             namespace_id=namespace_id,
             warehouse_id=cmd.warehouse_id,
@@ -105,7 +120,9 @@ async def handle_update_namespace_properties(
     updates = dict(cmd.updates)
     if "location" in updates:
         warehouse = await ctx.warehouse(cmd.warehouse_id)
-        updates["location"] = require_inside_warehouse(updates["location"], warehouse.location)
+        updates["location"] = require_inside_warehouse(
+            updates["location"], warehouse.location, warehouse.alternative_schemes
+        )
     async with ctx.store.transaction(cmd.metadata) as tx:
         row = await ctx.existing_namespace(tx.conn, cmd.warehouse_id, cmd.namespace)
         removed = sorted(key for key in set(cmd.removals) if key in row.properties)

@@ -7,6 +7,7 @@ import uuid
 import msgspec
 from pyiceberg.table.metadata import TableMetadata
 
+from catalog_es.delete_profiles import purge_by_default
 from catalog_es.errors import AlreadyExistsError, BadRequestError, NoSuchTableError
 from catalog_es.events import Json, TableDropped, TableRegistered, TableRenamed
 from catalog_es.eventstore import EventMetadata
@@ -22,7 +23,7 @@ class DropTable(msgspec.Struct, frozen=True):
     warehouse_id: uuid.UUID
     namespace: Namespace
     name: str
-    purge_requested: bool
+    purge_requested: bool | None  # None: the warehouse's delete profile decides
     metadata: EventMetadata
 
 
@@ -72,7 +73,8 @@ def _missing(namespace: Namespace, name: str) -> NoSuchTableError:
 
 
 async def handle_drop_table(cmd: DropTable, ctx: CommandContext) -> None:
-    """Drop the table; with `purge_requested` its files are deleted after the drop commits.
+    """Drop the table; with `purge_requested` (when None: the delete profile's `purge-by-default`) its files are
+    deleted after the drop commits.
 
     Purge deletes only what the catalog knows is the table's: the files its metadata references inside its
     own location (see `WarehouseStorage.purge_table`), never a whole directory it may share with others.
@@ -81,13 +83,14 @@ async def handle_drop_table(cmd: DropTable, ctx: CommandContext) -> None:
         NoSuchTableError: it does not exist.
     """
     warehouse = await ctx.warehouse(cmd.warehouse_id)
+    purge = purge_by_default(warehouse.delete_profile) if cmd.purge_requested is None else cmd.purge_requested
     async with ctx.store.transaction(cmd.metadata) as tx:
         row = await ctx.state.table(tx.conn, cmd.warehouse_id, cmd.namespace, cmd.name)
         if row is None:
             raise _missing(cmd.namespace, cmd.name)
-        event = TableDropped(table_id=row.id, warehouse_id=row.warehouse_id, purge_requested=cmd.purge_requested)
+        event = TableDropped(table_id=row.id, warehouse_id=row.warehouse_id, purge_requested=purge)
         await tx.append(event, expected_version=row.version)
-    if cmd.purge_requested:
+    if purge:
         storage = await ctx.storage(warehouse)
         await off_loop(storage.purge_table, row.location, row.metadata_location, row.metadata)
 
@@ -145,7 +148,9 @@ async def handle_register_table(cmd: RegisterTable, ctx: CommandContext) -> Tabl
     except ValueError as exc:
         raise BadRequestError(str(exc)) from None
     warehouse = await ctx.warehouse(cmd.warehouse_id)
-    require_inside_warehouse(cmd.metadata_location, warehouse.location)  # before anything is read
+    require_inside_warehouse(
+        cmd.metadata_location, warehouse.location, warehouse.alternative_schemes
+    )  # before anything is read
     document = await _read_registered(ctx, warehouse, cmd.metadata_location)
     metadata = parse_registered(document, cmd.metadata_location)
     async with ctx.store.transaction(cmd.metadata) as tx:

@@ -46,7 +46,7 @@ async def claim_name_and_location(
         raise AlreadyExistsError(f"Table already exists: {name}")
     if conflict == "id":
         raise AlreadyExistsError(f"A table with uuid {table_id} already exists")
-    require_inside_warehouse(location, warehouse.location)
+    require_inside_warehouse(location, warehouse.location, warehouse.alternative_schemes)
     if conflict == "location":
         raise InvalidLocationError(f"Location {location} overlaps the location of another table")
 
@@ -55,7 +55,7 @@ async def claim_location(
     ctx: CommandContext, conn: Connection, *, warehouse: WarehouseRow, location: str, table_id: uuid.UUID
 ) -> None:
     """Raises: InvalidLocationError, when outside the warehouse or overlapping another table."""
-    require_inside_warehouse(location, warehouse.location)
+    require_inside_warehouse(location, warehouse.location, warehouse.alternative_schemes)
     if await ctx.state.location_taken(conn, warehouse.id, location, except_table=table_id):
         raise InvalidLocationError(f"Location {location} overlaps the location of another table")
 

@@ -101,13 +101,13 @@ async def handle_register_view(cmd: RegisterView, ctx: CommandContext) -> ViewRe
     """
     _valid_name(cmd.name)
     warehouse = await ctx.warehouse(cmd.warehouse_id)
-    require_inside_warehouse(cmd.metadata_location, warehouse.location)
+    require_inside_warehouse(cmd.metadata_location, warehouse.location, warehouse.alternative_schemes)
     try:
         document = await off_loop((await ctx.storage(warehouse)).read_metadata, cmd.metadata_location)
     except (OSError, ValueError, msgspec.DecodeError) as exc:
         raise BadRequestError(f"Cannot read metadata file {cmd.metadata_location}: {exc}") from None
     metadata = parse_view_metadata(document)
-    require_inside_warehouse(metadata.location, warehouse.location)
+    require_inside_warehouse(metadata.location, warehouse.location, warehouse.alternative_schemes)
     try:
         view_id = uuid.UUID(metadata.view_uuid)
     except ValueError:

@@ -45,7 +45,7 @@ from catalog_es.events import (
 )
 from catalog_es.eventstore import RecordedEvent
 from catalog_es.identifiers import Namespace, name_key
-from catalog_es.locations import normalize_location
+from catalog_es.locations import location_key
 from catalog_es.storage_profiles import base_location, decode_profile
 
 READ_MODEL_TABLES = ("server_info", "projects", "warehouses", "namespaces", "tables", "views")
@@ -233,7 +233,7 @@ async def _insert_tabular(
             event.namespace_id,
             event.name,
             name_key(event.name),
-            normalize_location(event.metadata["location"]),
+            location_key(event.metadata["location"]),
             event.metadata_location,
             Jsonb(event.metadata),
             version,
@@ -247,7 +247,7 @@ async def _commit_tabular(event: TableCommitted | ViewCommitted, conn: Connectio
     query = sql.SQL(
         "UPDATE {} SET location = %s, metadata_location = %s, metadata = %s, version = %s WHERE id = %s"
     ).format(_relation(event))
-    location = normalize_location(event.metadata["location"])
+    location = location_key(event.metadata["location"])
     await conn.execute(query, (location, event.metadata_location, Jsonb(event.metadata), version, event.entity_id))
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from catalog_es.database import Connection
 from catalog_es.identifiers import Namespace, name_key
-from catalog_es.locations import normalize_location
+from catalog_es.locations import location_key
 from catalog_es.state import ClaimConflict, NamespaceRow, TableRow, ViewRow, WarehouseRow
 from projections.management_queries import WAREHOUSE_COLUMNS, ManagementQueries
 
@@ -47,7 +47,7 @@ async def _one(conn: Connection, query: str, params: tuple[Any, ...]) -> tuple[A
 
 def _overlap_params(warehouse_id: uuid.UUID, location: str, except_table: uuid.UUID | None) -> tuple[Any, ...]:
     """`_LOCATION_TAKEN`'s parameters: the location and its ancestors; the key range of its descendants."""
-    canonical = normalize_location(location)
+    canonical = location_key(location)
     ancestors = [canonical[:i] for i, char in enumerate(canonical) if char == "/"] + [canonical]
     below = canonical.rstrip("/") + "/"  # descendants sort in [below, below with its "/" raised to "0")
     return (warehouse_id, except_table, ancestors, warehouse_id, except_table, below, below[:-1] + "0")

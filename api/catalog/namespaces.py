@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar import Controller, delete, get, head, post
+from litestar.datastructures import State
 from litestar.params import Parameter
 
 from api.auth.listing_filter import ListingAccess
 from api.catalog.paging import PageRequest
 from api.dependencies import CATALOG_DEPENDENCIES, parse_namespace, parse_parent
+from api.settings import Settings
 from api.wire import (
     CreateNamespaceRequest,
     ListNamespacesResponse,
@@ -71,10 +73,17 @@ class NamespacesController(Controller):
 
     @post("", status_code=200)
     async def create_namespace(
-        self, data: CreateNamespaceRequest, ctx: CommandContext, warehouse_row: WarehouseRow, meta: EventMetadata
+        self,
+        data: CreateNamespaceRequest,
+        ctx: CommandContext,
+        warehouse_row: WarehouseRow,
+        meta: EventMetadata,
+        state: State,
     ) -> NamespaceResponse:
+        """Raises: BadRequestError (400) beyond `max_namespace_depth` levels."""
+        settings: Settings = state.settings
         namespace = Namespace(tuple(data.namespace))
-        command = CreateNamespace(warehouse_row.id, namespace, data.properties, meta)
+        command = CreateNamespace(warehouse_row.id, namespace, data.properties, meta, settings.max_namespace_depth)
         properties = await handle_create_namespace(command, ctx)
         return NamespaceResponse(namespace=list(namespace.parts), properties=properties)
 

@@ -164,8 +164,9 @@ class TablesController(Controller):
         ctx: CommandContext,
         warehouse_row: WarehouseRow,
         meta: EventMetadata,
-        purge_requested: Annotated[bool, Parameter(query="purgeRequested")] = False,
+        purge_requested: Annotated[bool | None, Parameter(query="purgeRequested")] = None,
     ) -> None:
+        """Without `purgeRequested` the warehouse's delete profile decides (`purge-by-default`, else false)."""
         command = DropTable(warehouse_row.id, parse_namespace(namespace), decode_name(table), purge_requested, meta)
         await handle_drop_table(command, ctx)
 

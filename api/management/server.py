@@ -33,11 +33,20 @@ async def bootstrap(data: BootstrapRequest, ctx: CommandContext, meta: EventMeta
 
 @get("/management/v1/info")
 async def server_info(conn: Connection, read_model: CatalogReadModel, state: State) -> ServerInfo:
+    """`bootstrapped` also once `serve` made the default project under the allow-all authorizer.
+
+    Lakekeeper's scripts bootstrap only while this says false; with allow-all there is no first admin to
+    name, and `serve` already made what bootstrap would. The server id stays unset until a bootstrap call
+    records one, so a later switch to the builtin authorizer can still name its first admin.
+    """
     settings: Settings = state.settings
     server_id = await read_model.server_id(conn)
+    ready_without_bootstrap = settings.authz.backend == "allowall" and await read_model.project_exists(
+        conn, NIL_PROJECT_ID
+    )
     return ServerInfo(
         version=version("catalog-es"),
-        bootstrapped=server_id is not None,
+        bootstrapped=server_id is not None or ready_without_bootstrap,
         server_id=server_id,
         default_project_id=NIL_PROJECT_ID if settings.enable_default_project else None,
         authz_backend=settings.authz.backend,

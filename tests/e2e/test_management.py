@@ -49,7 +49,7 @@ def _config(api: httpx.Client, warehouse: str, project: str | None = None) -> ht
 
 def test_bootstrap_once_and_info(api: httpx.Client) -> None:
     before = api.get("/management/v1/info").json()
-    assert before["bootstrapped"] is False
+    assert before["bootstrapped"] is True  # serve made the default project; allow-all names no admin
     assert before["server-id"] is None
     assert before["default-project-id"] == NIL
     assert before["authz-backend"] == "allowall"

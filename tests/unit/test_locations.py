@@ -8,6 +8,7 @@ from catalog_es.errors import InvalidLocationError
 from catalog_es.locations import (
     is_strictly_inside,
     local_path,
+    location_key,
     normalize_location,
     overlaps,
     require_inside_warehouse,
@@ -110,3 +111,28 @@ def test_require_inside_warehouse_raises_when_dot_dot_segments_escape_the_wareho
     # Storage resolves `..` (pyiceberg's FileIO writes to /etc/t for file:///wh/../etc/t).
     with pytest.raises(InvalidLocationError):
         require_inside_warehouse(location, "file:///wh")
+
+
+@pytest.mark.parametrize("scheme", ["s3a", "s3n"])
+def test_require_inside_warehouse_accepts_alternative_scheme_when_the_warehouse_allows_it(scheme):
+    location = f"{scheme}://bucket/wh/ns/t/"
+    assert require_inside_warehouse(location, "s3://bucket/wh", ("s3a", "s3n")) == f"{scheme}://bucket/wh/ns/t"
+
+
+@pytest.mark.parametrize("scheme", ["s3a", "s3n"])
+def test_require_inside_warehouse_refuses_alternative_scheme_when_not_allowed(scheme):
+    with pytest.raises(InvalidLocationError, match="not a sub-location"):
+        require_inside_warehouse(f"{scheme}://bucket/wh/ns/t", "s3://bucket/wh")
+
+
+def test_require_inside_warehouse_refuses_alternative_scheme_outside_the_warehouse():
+    with pytest.raises(InvalidLocationError):
+        require_inside_warehouse("s3a://other/wh/ns/t", "s3://bucket/wh", ("s3a", "s3n"))
+    with pytest.raises(InvalidLocationError):
+        require_inside_warehouse("gs://bucket/wh/ns/t", "s3://bucket/wh", ("s3a", "s3n"))
+
+
+def test_location_key_is_one_for_every_spelling_of_an_s3_location():
+    assert location_key("s3a://bucket/wh/t/") == location_key("s3n://bucket/wh/t") == "s3://bucket/wh/t"
+    assert location_key("file:/x/y") == "file:///x/y"
+    assert overlaps("s3a://bucket/wh/t", "s3://bucket/wh/t/data")

@@ -76,3 +76,10 @@ def test_load_settings_raises_when_value_is_malformed():
 def test_load_settings_reads_os_environ_when_no_mapping_is_given(monkeypatch):
     monkeypatch.setenv("CATALOG_ES__DEFAULT_WAREHOUSE", "lake")
     assert load_settings().default_warehouse == "lake"
+
+
+def test_max_namespace_depth_is_lakekeepers_five_unless_configured():
+    assert Settings().max_namespace_depth == 5
+    assert load_settings({"CATALOG_ES__MAX_NAMESPACE_DEPTH": "8"}).max_namespace_depth == 8
+    with pytest.raises(msgspec.ValidationError):
+        load_settings({"CATALOG_ES__MAX_NAMESPACE_DEPTH": "0"})

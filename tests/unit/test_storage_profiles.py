@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from catalog_es.errors import BadRequestError
@@ -189,3 +191,97 @@ def test_fileio_properties_carry_endpoint_region_keys_and_addressing():
     assert properties["s3.force-virtual-addressing"] == "false"
     assert fileio_properties(s3(**{"path-style-access": False}), None)["s3.force-virtual-addressing"] == "true"
     assert "s3.access-key-id" not in fileio_properties(s3(), None)
+
+
+# Lakekeeper's own payloads (examples/minimal/create-default-warehouse.json, tests/python/tests/conftest.py).
+LAKEKEEPER_PROFILE = {
+    "type": "s3",
+    "bucket": "examples",
+    "key-prefix": "initial-warehouse",
+    "assume-role-arn": None,
+    "endpoint": "http://127.0.0.1:9000",
+    "region": "local-01",
+    "path-style-access": True,
+    "flavor": "minio",
+    "sts-enabled": True,
+}
+LAKEKEEPER_KEYS = {
+    "type": "s3",
+    "credential-type": "access-key",
+    "aws-access-key-id": "minio-root-user",
+    "aws-secret-access-key": "minio-root-password",
+}
+
+
+def test_decode_profile_accepts_lakekeepers_example_profile_and_reads_minio_as_s3_compat():
+    profile = decode_profile(LAKEKEEPER_PROFILE)
+    assert isinstance(profile, S3Profile)
+    assert profile.flavor == "s3-compat"
+    assert profile.assume_role_arn is None
+    assert profile.sts_enabled is True
+    assert encode_profile(profile)["flavor"] == "s3-compat"
+
+
+@pytest.mark.parametrize("flavor", ["aws", "s3-compat", "minio"])
+def test_decode_profile_accepts_every_lakekeeper_flavor(flavor):
+    assert s3(flavor=flavor).flavor == ("aws" if flavor == "aws" else "s3-compat")
+
+
+def test_decode_profile_accepts_lakekeepers_optional_s3_fields():
+    profile = s3(
+        **{
+            "legacy-md5-behavior": True,
+            "sts-session-tags": {"team": "data"},
+            "remote-signing-url-style": "path",
+            "aws-kms-key-arn": None,
+            "sts-role-arn": None,
+            "path-style-access": None,
+            "endpoint": None,
+        }
+    )
+    assert profile.legacy_md5_behavior is True
+    assert profile.sts_session_tags == {"team": "data"}
+    assert profile.remote_signing_url_style == "path"
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        {"type": "default"},
+        {"type": "parent-namespace-and-table", "namespace": "{uuid}", "table": "{uuid}"},
+        {"type": "full-hierarchy", "namespace": "{name}-{uuid}", "table": "{name}-{uuid}"},
+        {"type": "table-only", "table": "{name}-{uuid}"},
+    ],
+)
+def test_decode_profile_accepts_lakekeepers_storage_layouts(layout):
+    profile = s3(**{"storage-layout": layout})
+    assert encode_profile(profile)["storage-layout"] == layout
+
+
+@pytest.mark.parametrize(
+    ("layout", "fragment"),
+    [
+        ({"type": "table-only", "table": "{name}"}, "{uuid}"),
+        ({"type": "flat", "table": "{uuid}"}, "storage-layout"),
+        ({"type": "full-hierarchy", "namespace": "a/b", "table": "{uuid}"}, "/"),
+        ({"type": "full-hierarchy", "namespace": "", "table": "{uuid}"}, "empty"),
+    ],
+)
+def test_decode_profile_refuses_storage_layouts_that_cannot_name_one_directory(layout, fragment):
+    with pytest.raises(BadRequestError, match=re.escape(fragment)):
+        s3(**{"storage-layout": layout})
+
+
+def test_decode_credential_reads_lakekeepers_aws_prefixed_keys():
+    credential = decode_credential(LAKEKEEPER_KEYS)
+    assert credential.access_key_id == "minio-root-user"
+    assert credential.secret_access_key == "minio-root-password"
+    # The short spelling is kept as an alias, and both decode to the same stored credential.
+    assert decode_credential(KEYS) == decode_credential(
+        {"type": "s3", "credential-type": "access-key", "aws-access-key-id": "AKIA1", "aws-secret-access-key": "shh"}
+    )
+
+
+def test_decode_credential_refuses_both_spellings_of_one_key():
+    with pytest.raises(BadRequestError, match="aws-access-key-id"):
+        decode_credential({**LAKEKEEPER_KEYS, "access-key-id": "other"})
