@@ -71,4 +71,3 @@ def test_failed_requirement_is_worded_as_the_reference_server_words_it(requireme
         commit(WITH_MAIN, None, [requirement], SET_PROPERTY)
 
     assert str(failed.value) == message
-
