@@ -23,6 +23,7 @@ _log = structlog.get_logger(__name__)
 # (status, type): `type` is the Java exception simple name, which the Java client keys on.
 _DOMAIN: dict[type[errors.CatalogError], tuple[int, str]] = {
     errors.InvalidLocationError: (400, "BadRequestException"),
+    errors.IllegalArgumentError: (400, "IllegalArgumentException"),
     errors.BadRequestError: (400, "BadRequestException"),
     errors.NoSuchWarehouseError: (404, "NoSuchWarehouseException"),
     errors.NoSuchNamespaceError: (404, "NoSuchNamespaceException"),

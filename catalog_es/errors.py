@@ -9,6 +9,10 @@ class BadRequestError(CatalogError):
     """The request is malformed or asks for something invalid."""
 
 
+class IllegalArgumentError(BadRequestError):
+    """Input the reference implementation refuses with `IllegalArgumentException` (Java clients re-raise that)."""
+
+
 class InvalidLocationError(BadRequestError):
     """A location is outside its warehouse, overlaps another table, or is not empty."""
 

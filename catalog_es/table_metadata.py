@@ -28,6 +28,7 @@ from pyiceberg.utils.datetime import datetime_to_millis
 from catalog_es.encryption_keys import KEY_ID_PROPERTY, AnyTableUpdate, KeyedTableMetadataV3
 from catalog_es.errors import BadRequestError, CommitFailedError
 from catalog_es.events import Json
+from catalog_es.requirement_failures import reference_message
 
 _REQUIREMENTS = pydantic.TypeAdapter(list[TableRequirement])
 _UPDATES = pydantic.TypeAdapter(list[AnyTableUpdate])
@@ -112,11 +113,11 @@ def commit(
     """
     parsed_requirements = _parse(_REQUIREMENTS, requirements, "requirements")
     parsed_updates = _parse(_UPDATES, updates, "updates")
-    try:
-        for requirement in parsed_requirements:
+    for requirement in parsed_requirements:
+        try:
             requirement.validate(base)
-    except CommitFailedException as exc:
-        raise CommitFailedError(str(exc)) from None
+        except CommitFailedException as exc:
+            raise CommitFailedError(reference_message(requirement, base, str(exc))) from None
     try:
         if base is None:
             updated = update_table_metadata(

@@ -11,7 +11,7 @@ from pyiceberg.catalog import MetastoreCatalog
 from pyiceberg.schema import Schema
 from pyiceberg.view.metadata import ViewHistoryEntry, ViewMetadata, ViewVersion
 
-from catalog_es.errors import BadRequestError, CommitFailedError
+from catalog_es.errors import BadRequestError, CommitFailedError, IllegalArgumentError
 from catalog_es.events import Json
 from catalog_es.locations import normalize_location
 from catalog_es.view_updates import (
@@ -131,12 +131,12 @@ class _Builder:
 
     def assign_uuid(self, new_uuid: str) -> None:
         if new_uuid.lower() != self.view_uuid.lower():
-            raise BadRequestError("Cannot reassign a view's uuid")
+            raise IllegalArgumentError("Cannot reassign a view's uuid")
 
     def upgrade_format_version(self, version: int) -> None:
         """Format version 1 is the only one, so this can only confirm it."""
         if version < self.format_version:
-            raise BadRequestError(f"Cannot downgrade v{self.format_version} view to v{version}")
+            raise IllegalArgumentError(f"Cannot downgrade v{self.format_version} view to v{version}")
         if version > FORMAT_VERSION:
             raise BadRequestError(f"Unsupported view format version: {version}")
 
@@ -157,14 +157,14 @@ class _Builder:
         """Add a version (or reuse an equal one); returns its id, the highest id + 1 when new."""
         if version.schema_id == _LAST_ADDED:
             if self.last_added_schema_id is None:
-                raise BadRequestError("Cannot set last added schema: no schema has been added")
+                raise IllegalArgumentError("Cannot set last added schema: no schema has been added")
             version = version.model_copy(update={"schema_id": self.last_added_schema_id})
         if all(schema.schema_id != version.schema_id for schema in self.schemas):
-            raise BadRequestError(f"Cannot add version with unknown schema: {version.schema_id}")
+            raise IllegalArgumentError(f"Cannot add version with unknown schema: {version.schema_id}")
         dialects = [representation.root.dialect.lower() for representation in version.representations]
         duplicated = sorted({dialect for dialect in dialects if dialects.count(dialect) > 1})
         if duplicated:
-            raise BadRequestError(f"Invalid view version: Cannot add multiple queries for dialect {duplicated[0]}")
+            raise IllegalArgumentError(f"Invalid view version: Cannot add multiple queries for dialect {duplicated[0]}")
         existing = next((known for known in self.versions if _same_version(known, version)), None)
         if existing is not None:
             self.last_added_version_id = existing.version_id
@@ -178,13 +178,13 @@ class _Builder:
     def set_current_version(self, version_id: int) -> None:
         if version_id == _LAST_ADDED:
             if self.last_added_version_id is None:
-                raise BadRequestError("Cannot set last added view version: no view version has been added")
+                raise IllegalArgumentError("Cannot set last added view version: no view version has been added")
             version_id = self.last_added_version_id
         if version_id == self.current_version_id:
             return
         version = next((known for known in self.versions if known.version_id == version_id), None)
         if version is None:
-            raise BadRequestError(f"Cannot set current version to unknown version: {version_id}")
+            raise IllegalArgumentError(f"Cannot set current version to unknown version: {version_id}")
         self.current_version_id = version_id
         # A version added by this commit is logged at its own timestamp; a re-activated one at "now".
         timestamp = version.timestamp_ms if version_id in self.added_version_ids else self.now_ms

@@ -149,6 +149,7 @@ async def _create(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow
             ctx,
             tx.conn,
             warehouse=warehouse,
+            namespace=cmd.namespace,
             namespace_id=namespace.id,
             name=cmd.name,
             location=created.location,

@@ -6,7 +6,7 @@ import uuid
 
 import msgspec
 
-from catalog_es.errors import AlreadyExistsError, BadRequestError
+from catalog_es.errors import BadRequestError
 from catalog_es.events import Json, TableCreated
 from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace, validate_name
@@ -14,7 +14,13 @@ from catalog_es.locations import require_inside_warehouse
 from catalog_es.storage_layout import table_location
 from catalog_es.table_metadata import metadata_to_json, new_metadata, next_metadata_location
 from commands.context import CommandContext
-from commands.table_writes import TableResult, claim_name_and_location, claim_new_location, metadata_written
+from commands.name_conflicts import name_holder, table_name_taken
+from commands.table_writes import (
+    TableResult,
+    claim_name_and_location,
+    claim_new_location,
+    metadata_written,
+)
 
 
 class CreateTable(msgspec.Struct, frozen=True):
@@ -48,7 +54,9 @@ async def handle_create_table(cmd: CreateTable, ctx: CommandContext) -> TableRes
     async with ctx.store.connection() as conn:
         namespace = await ctx.existing_namespace(conn, cmd.warehouse_id, cmd.namespace)
         if await ctx.state.table_name_taken(conn, namespace.id, cmd.name):
-            raise AlreadyExistsError(f"Table already exists: {cmd.namespace}.{cmd.name}")
+            raise table_name_taken(
+                cmd.namespace, cmd.name, await name_holder(ctx, conn, warehouse.id, cmd.namespace, cmd.name)
+            )
     base = namespace.properties.get("location", f"{warehouse.location}/{namespace.id}")
     layout = warehouse.storage_profile.get("storage-layout")
     default = table_location(layout, warehouse.location, base, cmd.name, table_id)
@@ -77,6 +85,7 @@ async def handle_create_table(cmd: CreateTable, ctx: CommandContext) -> TableRes
             ctx,
             tx.conn,
             warehouse=warehouse,
+            namespace=cmd.namespace,
             namespace_id=namespace.id,
             name=cmd.name,
             location=location,

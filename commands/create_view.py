@@ -46,7 +46,15 @@ async def handle_create_view(cmd: CreateView, ctx: CommandContext) -> ViewResult
     view_id = ctx.ids.new_id()
     async with ctx.store.connection() as conn:
         namespace = await ctx.existing_namespace(conn, cmd.warehouse_id, cmd.namespace)
-        await claim_view_name(ctx, conn, namespace_id=namespace.id, name=cmd.name, view_id=view_id)
+        await claim_view_name(
+            ctx,
+            conn,
+            warehouse_id=cmd.warehouse_id,
+            namespace=cmd.namespace,
+            namespace_id=namespace.id,
+            name=cmd.name,
+            view_id=view_id,
+        )
     base = namespace.properties.get("location", f"{warehouse.location}/{namespace.id}")
     layout = warehouse.storage_profile.get("storage-layout")
     default = table_location(layout, warehouse.location, base, cmd.name, view_id)
@@ -67,7 +75,15 @@ async def handle_create_view(cmd: CreateView, ctx: CommandContext) -> ViewResult
     document = view_metadata_to_json(metadata)
     async with metadata_written(ctx, await ctx.storage(warehouse), metadata_location, document, cmd.metadata) as tx:
         namespace = await ctx.existing_namespace(tx.conn, cmd.warehouse_id, cmd.namespace)
-        await claim_view_name(ctx, tx.conn, namespace_id=namespace.id, name=cmd.name, view_id=view_id)
+        await claim_view_name(
+            ctx,
+            tx.conn,
+            warehouse_id=cmd.warehouse_id,
+            namespace=cmd.namespace,
+            namespace_id=namespace.id,
+            name=cmd.name,
+            view_id=view_id,
+        )
         event = ViewCreated(
             view_id=view_id,
             warehouse_id=warehouse.id,

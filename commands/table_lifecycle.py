@@ -16,6 +16,7 @@ from catalog_es.locations import require_inside_warehouse
 from catalog_es.state import TableRow, WarehouseRow
 from catalog_es.table_metadata import parse_metadata
 from commands.context import CommandContext, off_loop
+from commands.name_conflicts import rename_target_taken
 from commands.table_writes import TableResult, claim_location, claim_name_and_location
 
 
@@ -113,11 +114,15 @@ async def handle_rename_table(cmd: RenameTable, ctx: CommandContext) -> None:
             raise _missing(cmd.source_namespace, cmd.source_name)
         destination = await ctx.existing_namespace(tx.conn, cmd.warehouse_id, cmd.destination_namespace)
         taken = await ctx.state.table(tx.conn, cmd.warehouse_id, cmd.destination_namespace, cmd.destination_name)
-        if taken is not None and taken.id != row.id:
-            raise AlreadyExistsError(f"Table already exists: {cmd.destination_namespace}.{cmd.destination_name}")
         view = await ctx.state.view(tx.conn, cmd.warehouse_id, cmd.destination_namespace, cmd.destination_name)
-        if view is not None:
-            raise AlreadyExistsError(f"View already exists: {cmd.destination_namespace}.{cmd.destination_name}")
+        if (taken is not None and taken.id != row.id) or view is not None:
+            raise rename_target_taken(
+                cmd.source_namespace,
+                cmd.source_name,
+                cmd.destination_namespace,
+                cmd.destination_name,
+                "view" if view is not None else "table",
+            )
         event = TableRenamed(
             table_id=row.id,
             warehouse_id=row.warehouse_id,
@@ -166,6 +171,7 @@ async def handle_register_table(cmd: RegisterTable, ctx: CommandContext) -> Tabl
                 ctx,
                 tx.conn,
                 warehouse=warehouse,
+                namespace=cmd.namespace,
                 namespace_id=namespace.id,
                 name=cmd.name,
                 location=metadata.location,

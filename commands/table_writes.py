@@ -12,10 +12,12 @@ from catalog_es.database import Connection
 from catalog_es.errors import AlreadyExistsError, InvalidLocationError
 from catalog_es.events import Json
 from catalog_es.eventstore import EventMetadata, Transaction
+from catalog_es.identifiers import Namespace
 from catalog_es.locations import require_inside_warehouse
 from catalog_es.state import WarehouseRow
 from catalog_es.storage import WarehouseStorage
 from commands.context import CommandContext, off_loop
+from commands.name_conflicts import name_holder, table_name_taken
 
 
 class TableResult(msgspec.Struct, frozen=True):
@@ -30,6 +32,7 @@ async def claim_name_and_location(
     conn: Connection,
     *,
     warehouse: WarehouseRow,
+    namespace: Namespace,
     namespace_id: uuid.UUID,
     name: str,
     location: str,
@@ -43,7 +46,7 @@ async def claim_name_and_location(
     """
     conflict = await ctx.state.table_claim_conflict(conn, warehouse.id, namespace_id, name, table_id, location)
     if conflict == "name":
-        raise AlreadyExistsError(f"Table already exists: {name}")
+        raise table_name_taken(namespace, name, await name_holder(ctx, conn, warehouse.id, namespace, name))
     if conflict == "id":
         raise AlreadyExistsError(f"A table with uuid {table_id} already exists")
     require_inside_warehouse(location, warehouse.location, warehouse.alternative_schemes)

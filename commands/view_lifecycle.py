@@ -6,13 +6,14 @@ import uuid
 
 import msgspec
 
-from catalog_es.errors import AlreadyExistsError, BadRequestError
+from catalog_es.errors import BadRequestError
 from catalog_es.events import ViewDropped, ViewRegistered, ViewRenamed
 from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace, name_key, validate_name
 from catalog_es.locations import require_inside_warehouse
 from catalog_es.view_metadata import parse_view_metadata
 from commands.context import CommandContext, off_loop
+from commands.name_conflicts import name_holder, rename_target_taken
 from commands.view_writes import ViewResult, claim_view_name, missing_view
 
 
@@ -77,8 +78,9 @@ async def handle_rename_view(cmd: RenameView, ctx: CommandContext) -> None:
         destination = await ctx.existing_namespace(tx.conn, cmd.warehouse_id, cmd.destination_namespace)
         only_case_changes = destination.id == row.namespace_id and name_key(cmd.destination_name) == name_key(row.name)
         if not only_case_changes and await ctx.state.table_name_taken(tx.conn, destination.id, cmd.destination_name):
-            raise AlreadyExistsError(
-                f"A table or view already exists: {cmd.destination_namespace}.{cmd.destination_name}"
+            holder = await name_holder(ctx, tx.conn, cmd.warehouse_id, cmd.destination_namespace, cmd.destination_name)
+            raise rename_target_taken(
+                cmd.source_namespace, cmd.source_name, cmd.destination_namespace, cmd.destination_name, holder
             )
         event = ViewRenamed(
             view_id=row.id,
@@ -114,7 +116,15 @@ async def handle_register_view(cmd: RegisterView, ctx: CommandContext) -> ViewRe
         raise BadRequestError(f"Invalid view-uuid in {cmd.metadata_location}: {metadata.view_uuid!r}") from None
     async with ctx.store.transaction(cmd.metadata) as tx:
         namespace = await ctx.existing_namespace(tx.conn, cmd.warehouse_id, cmd.namespace)
-        await claim_view_name(ctx, tx.conn, namespace_id=namespace.id, name=cmd.name, view_id=view_id)
+        await claim_view_name(
+            ctx,
+            tx.conn,
+            warehouse_id=cmd.warehouse_id,
+            namespace=cmd.namespace,
+            namespace_id=namespace.id,
+            name=cmd.name,
+            view_id=view_id,
+        )
         event = ViewRegistered(
             view_id=view_id,
             warehouse_id=warehouse.id,

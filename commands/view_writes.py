@@ -11,6 +11,7 @@ from catalog_es.errors import AlreadyExistsError, NoSuchViewError
 from catalog_es.events import Json
 from catalog_es.identifiers import Namespace
 from commands.context import CommandContext
+from commands.name_conflicts import name_holder, view_name_taken
 
 
 class ViewResult(msgspec.Struct, frozen=True):
@@ -25,7 +26,14 @@ def missing_view(namespace: Namespace, name: str) -> NoSuchViewError:
 
 
 async def claim_view_name(
-    ctx: CommandContext, conn: Connection, *, namespace_id: uuid.UUID, name: str, view_id: uuid.UUID
+    ctx: CommandContext,
+    conn: Connection,
+    *,
+    warehouse_id: uuid.UUID,
+    namespace: Namespace,
+    namespace_id: uuid.UUID,
+    name: str,
+    view_id: uuid.UUID,
 ) -> None:
     """Check that a new view's name and id are free.
 
@@ -34,6 +42,6 @@ async def claim_view_name(
     """
     # Tables and views share one name space per namespace (spec: createView 409).
     if await ctx.state.table_name_taken(conn, namespace_id, name):
-        raise AlreadyExistsError(f"A table or view already exists with the name {name}")
+        raise view_name_taken(namespace, name, await name_holder(ctx, conn, warehouse_id, namespace, name))
     if await ctx.state.view_id_taken(conn, view_id):
         raise AlreadyExistsError(f"A view with uuid {view_id} already exists")

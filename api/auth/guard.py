@@ -267,6 +267,11 @@ async def _commit_table(check: _Check, params: dict[str, Any], connection: ASGIC
     await check.tabular(warehouse_id, _ns(params), name, "modify", view=False, creating=creating)
 
 
+async def _metrics_report(check: _Check, params: dict[str, Any], _: ASGIConnection[Any, Any, Any, Any]) -> None:
+    """Only the warehouse: the handler drops a report on a table the caller may not describe, or that is missing."""
+    await check.warehouse(params["prefix"])
+
+
 class _Requirements(msgspec.Struct):
     requirements: list[dict[str, Any]] = []
 
@@ -287,7 +292,7 @@ RULES: dict[str, Rule] = {
     "register_view": _on_namespace("create"),
     "load_table": _on_tabular("describe", view=False),
     "table_exists": _on_tabular("describe", view=False),
-    "report_metrics": _on_tabular("describe", view=False),
+    "report_metrics": _metrics_report,
     "commit_table": _commit_table,
     "drop_table": _on_tabular("modify", view=False),
     "load_view": _on_tabular("describe", view=True),

@@ -8,7 +8,9 @@ import msgspec
 from litestar import Controller, Request, Response, delete, get, head, post
 from litestar.params import Parameter
 
+from api.auth.authorizer import Authorizer
 from api.auth.listing_filter import ListingAccess
+from api.auth.principal import request_principal
 from api.catalog.etags import etag, etag_header
 from api.catalog.listing import list_names
 from api.catalog.paging import PageRequest
@@ -180,14 +182,23 @@ class TablesController(Controller):
         read_model: CatalogReadModel,
         warehouse_row: WarehouseRow,
     ) -> None:
-        """Keep the report (ScanReport, CommitReport or any other JSON object) in the bounded metrics table."""
+        """Keep the report (ScanReport, CommitReport or any other JSON object) in the bounded metrics table.
+
+        A report on a table that does not exist is accepted and dropped, as Lakekeeper does: Spark reports
+        on a staged table before its `assert-create` commit. So is one on a table the caller may not
+        describe, so that a hidden table answers exactly like a missing one.
+        """
         raw = await request.body()
         try:
             report = msgspec.json.decode(raw, type=dict[str, Any])
         except msgspec.DecodeError as exc:
             raise BadRequestError(f"A metrics report must be a JSON object: {exc}") from None
-        row = await _load(conn, read_model, warehouse_row, namespace, table)
-        await record_metrics_report(conn, row.warehouse_id, row.id, report, raw)
+        row = await read_model.table(conn, warehouse_row.id, parse_namespace(namespace), decode_name(table))
+        if row is None:
+            return
+        authz: Authorizer = request.app.state.authorizer
+        if await authz.allowed(conn, request_principal(request.scope), row.id, "describe"):
+            await record_metrics_report(conn, row.warehouse_id, row.id, report, raw)
 
     @post("/register", status_code=200)
     async def register_table(

@@ -9,6 +9,7 @@ from litestar.datastructures import State
 
 from api.auth.authorizer import Authorizer
 from api.auth.principal import Principal
+from api.encoded_slash import decode_name
 from api.management.access_checks import not_found, principal_of, require_principals_exist, visible_object
 from api.management.access_wire import (
     Assignment,
@@ -183,7 +184,7 @@ class RolesController(Controller):
         if member_type not in ("user", "role"):
             raise BadRequestError("member_type is `user` or `role`")
         await self._change(
-            conn, ctx, state, principal, meta, role_id, writes=[], deletes=[f"{member_type}:{member_id}"]
+            conn, ctx, state, principal, meta, role_id, writes=[], deletes=[f"{member_type}:{decode_name(member_id)}"]
         )
 
     async def _change(

@@ -11,6 +11,7 @@ from litestar.params import Parameter
 from api.auth.authorizer import Authorizer
 from api.auth.principal import Principal
 from api.auth.provisioning import UserProvisioner
+from api.encoded_slash import decode_name
 from api.management.access_wire import CreateUserRequest, ListUsersResponse, User
 from catalog_es.authz_errors import NoSuchUserError, NotAuthorizedError
 from catalog_es.authz_model import SERVER_OBJECT_ID
@@ -107,8 +108,8 @@ class UsersController(Controller):
     @get("/{user_id:str}", operation_id="get_user")
     async def authz_get_user(self, user_id: str, conn: Connection, state: State, principal: Principal) -> User:
         """Raises: NotAuthorizedError (another user, without a server role), NoSuchUserError."""
-        await _require_server_role_unless_self(conn, state, principal, user_id)
-        return _user(await _existing(conn, user_id))
+        await _require_server_role_unless_self(conn, state, principal, decode_name(user_id))
+        return _user(await _existing(conn, decode_name(user_id)))
 
     @delete("/{user_id:str}", status_code=204, operation_id="delete_user")
     async def authz_delete_user(
@@ -121,6 +122,7 @@ class UsersController(Controller):
         meta: EventMetadata,
     ) -> None:
         """Delete the user and every privilege granted to them. Raises: NoSuchUserError, NotAuthorizedError."""
+        user_id = decode_name(user_id)  # an OIDC subject may hold a '/', sent as %2F like catalog names
         await _require_admin_unless_self(conn, state, principal, user_id)
         await handle_delete_user(DeleteUser(user_id=user_id, metadata=meta), ctx)
         provisioner: UserProvisioner = state.provisioner

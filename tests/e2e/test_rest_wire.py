@@ -176,7 +176,11 @@ def test_commit_returns_409_commit_failed_when_asserted_main_snapshot_is_stale(r
     committed = load_table(rest, "shop", "t")
     assert main_snapshot_id(committed["metadata"]) == 101
 
-    for stale_id in (None, 999):  # "main must not exist" and a wrong id are both outdated now
+    messages = {  # worded as Iceberg's reference server words them
+        None: "Requirement failed: branch main was created concurrently",
+        999: "Requirement failed: branch main has changed: expected id 999 != 101",
+    }
+    for stale_id, message in messages.items():  # "main must not exist" and a wrong id are both outdated now
         stale = rest.http.post(
             table_url(rest, "shop", "t"),
             json={
@@ -184,7 +188,7 @@ def test_commit_returns_409_commit_failed_when_asserted_main_snapshot_is_stale(r
                 "updates": append_snapshot_updates(base, 202),
             },
         )
-        assert_error(stale, 409, "CommitFailedException")
+        assert assert_error(stale, 409, "CommitFailedException") == message
 
     assert load_table(rest, "shop", "t") == committed
 

@@ -131,6 +131,23 @@ def test_users_are_provisioned_on_first_request_and_listed_when_authenticated(
     assert missing.json()["error"]["type"] == "NoSuchUserException"
 
 
+def test_user_with_a_slash_in_its_id_is_read_and_deleted_when_the_slash_is_percent_encoded(
+    secured_catalog: RunningCatalog, idp: OpenIdProvider
+) -> None:
+    base = f"{secured_catalog.base_url}/management/v1/user"
+    bob = {"Authorization": f"Bearer {idp.token('bob')}"}
+    created = httpx.post(base, json={"id": "oidc~team/ci", "name": "CI"}, headers=bob)
+    assert created.status_code == 201, created.text
+
+    read = httpx.get(f"{base}/oidc~team%2Fci", headers=bob)
+    deleted = httpx.delete(f"{base}/oidc~team%2Fci", headers=bob)
+
+    assert read.status_code == 200, read.text
+    assert (read.json()["id"], read.json()["name"]) == ("oidc~team/ci", "CI")
+    assert deleted.status_code == 204, deleted.text
+    assert httpx.get(f"{base}/oidc~team%2Fci", headers=bob).status_code == 404
+
+
 def test_tokens_signed_with_a_rotated_key_are_accepted_when_the_provider_rotates(
     secured_catalog: RunningCatalog, idp: OpenIdProvider
 ) -> None:

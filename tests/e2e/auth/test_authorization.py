@@ -230,3 +230,23 @@ def test_config_checks_the_warehouse_of_the_header_project_when_one_is_named(
 
     assert config("admin").status_code == 200
     assert config("alice").status_code == 404  # not resolved in the default project, where no check would apply
+
+
+def test_metrics_reports_on_hidden_tables_answer_like_missing_ones_and_are_dropped(
+    seeded: RunningCatalog, idp: OpenIdProvider
+):
+    admin = _management(seeded, idp, "admin")
+    _granted(admin, f"namespace/{_namespace_id(seeded, 'sales')}", writes=[{"type": "select", "user": "oidc~alice"}])
+    headers = {"Authorization": f"Bearer {idp.token('alice')}"}
+    report = {"report-type": "scan-report", "table-name": "t", "snapshot-id": 1, "filter": True, "metrics": {}}
+    with httpx.Client(base_url=f"{seeded.catalog_uri}/v1/", headers=headers, timeout=30) as http:
+        prefix = http.get("config", params={"warehouse": "demo"}).json()["defaults"]["prefix"]
+        statuses = {
+            path: http.post(f"{prefix}/namespaces/{path}/metrics", json=report).status_code
+            for path in ("hr/tables/salaries", "hr/tables/ghost", "nope/tables/ghost", "sales/tables/orders")
+        }
+
+    assert statuses == dict.fromkeys(statuses, 204)
+    with psycopg.connect(seeded.env["CATALOG_ES__PG_DSN"]) as conn:
+        kept = conn.execute("SELECT table_id FROM table_metrics_reports").fetchall()
+    assert [str(row[0]) for row in kept] == [_table_id(seeded, "orders")]
