@@ -11,7 +11,7 @@ from catalog_es.events import Json, TableCreated
 from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace, validate_name
 from catalog_es.locations import require_inside_warehouse
-from catalog_es.table_metadata import metadata_to_json, new_metadata, next_metadata_location
+from catalog_es.table_metadata import metadata_to_json, new_metadata, next_metadata_location, table_directories
 from commands.context import CommandContext, off_loop
 from commands.table_writes import TableResult, claim_location, claim_name_and_location, metadata_written
 
@@ -65,6 +65,7 @@ async def handle_create_table(cmd: CreateTable, ctx: CommandContext) -> TableRes
     if not await off_loop(storage.is_empty, location):
         raise InvalidLocationError(f"Table location {location} is not empty")
     if cmd.stage_create:
+        await off_loop(storage.make_directories, table_directories(metadata))
         return TableResult(metadata_location=None, metadata=metadata_to_json(metadata))
     metadata_location = next_metadata_location(metadata, None)
     document = metadata_to_json(metadata)
