@@ -88,7 +88,7 @@ def _order_id(base: TableMetadata, order: SortOrder) -> tuple[int, bool]:
 
 
 @_apply_table_update.register(AddSchemaUpdate)
-def _(update: AddSchemaUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:  # type: ignore[misc]
+def _(update: AddSchemaUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:
     schema_id, exists = _schema_id(base, update.schema_)
     _remember(context, "schema", schema_id)
     if exists:
@@ -98,7 +98,7 @@ def _(update: AddSchemaUpdate, base: TableMetadata, context: _TableMetadataUpdat
 
 
 @_apply_table_update.register(AddPartitionSpecUpdate)
-def _(update: AddPartitionSpecUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:  # type: ignore[misc]
+def _(update: AddPartitionSpecUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:
     spec_id, exists = _spec_id(base, update.spec)
     _remember(context, "spec", spec_id)
     if exists:
@@ -108,7 +108,7 @@ def _(update: AddPartitionSpecUpdate, base: TableMetadata, context: _TableMetada
 
 
 @_apply_table_update.register(AddSortOrderUpdate)
-def _(update: AddSortOrderUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:  # type: ignore[misc]
+def _(update: AddSortOrderUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:
     order_id, exists = _order_id(base, update.sort_order)
     _remember(context, "sort-order", order_id)
     if exists:
@@ -118,18 +118,18 @@ def _(update: AddSortOrderUpdate, base: TableMetadata, context: _TableMetadataUp
 
 
 @_apply_table_update.register(SetCurrentSchemaUpdate)
-def _(update: SetCurrentSchemaUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:  # type: ignore[misc]
+def _(update: SetCurrentSchemaUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:
     resolved = update.model_copy(update={"schema_id": _last_added(context, "schema", update.schema_id)})
     return _pyiceberg[SetCurrentSchemaUpdate](resolved, base, context)
 
 
 @_apply_table_update.register(SetDefaultSpecUpdate)
-def _(update: SetDefaultSpecUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:  # type: ignore[misc]
+def _(update: SetDefaultSpecUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:
     resolved = update.model_copy(update={"spec_id": _last_added(context, "spec", update.spec_id)})
     return _pyiceberg[SetDefaultSpecUpdate](resolved, base, context)
 
 
 @_apply_table_update.register(SetDefaultSortOrderUpdate)
-def _(update: SetDefaultSortOrderUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:  # type: ignore[misc]
+def _(update: SetDefaultSortOrderUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:
     resolved = update.model_copy(update={"sort_order_id": _last_added(context, "sort-order", update.sort_order_id)})
     return _pyiceberg[SetDefaultSortOrderUpdate](resolved, base, context)

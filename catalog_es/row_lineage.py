@@ -53,7 +53,7 @@ def with_next_row_id(metadata: TableMetadata) -> TableMetadata:
 
 
 @_apply_table_update.register(UpgradeFormatVersionUpdate)
-def _(update: UpgradeFormatVersionUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:  # type: ignore[misc]
+def _(update: UpgradeFormatVersionUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:
     if update.format_version > LATEST_FORMAT_VERSION:
         raise ValueError(f"Unsupported table format version: {update.format_version}")
     if update.format_version < ROW_LINEAGE_FORMAT_VERSION or base.format_version >= ROW_LINEAGE_FORMAT_VERSION:
@@ -68,7 +68,7 @@ def _(update: UpgradeFormatVersionUpdate, base: TableMetadata, context: _TableMe
 
 
 @_apply_table_update.register(AddSnapshotUpdate)
-def _(update: AddSnapshotUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:  # type: ignore[misc]
+def _(update: AddSnapshotUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:
     if base.format_version < ROW_LINEAGE_FORMAT_VERSION:
         return _pyiceberg_add_snapshot(update, base, context)
     first_row_id, added_rows = update.snapshot.first_row_id, update.snapshot.added_rows

@@ -189,8 +189,8 @@ def next_metadata_location(metadata: TableMetadata, previous_location: str | Non
 def table_directories(metadata: TableMetadata) -> list[str]:
     """The table's metadata and data directories (pyiceberg's layout), those inside its location only."""
     provider = load_location_provider(metadata.location, metadata.properties)
-    inside = [path for path in (provider.metadata_path, provider.data_path) if is_strictly_inside(path, metadata.location)]
-    return inside
+    candidates = (provider.metadata_path, provider.data_path)
+    return [path for path in candidates if is_strictly_inside(path, metadata.location)]
 
 
 def only_referenced_snapshots(document: Json) -> Json:

@@ -14,7 +14,7 @@ from pydantic import Field
 from pyiceberg.typedef import TableVersion
 from pyiceberg.types import PrimitiveType
 
-_VARIANT = "variant"
+_VARIANT: Literal["variant"] = "variant"
 
 
 class VariantType(PrimitiveType):
