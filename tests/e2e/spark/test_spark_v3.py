@@ -73,3 +73,21 @@ def test_v2_table_upgraded_to_v3_keeps_its_rows_and_starts_row_lineage(
     assert first_row_id == 0
     assert added_rows is not None
     assert metadata["next-row-id"] == added_rows
+
+
+def test_v3_table_is_created_as_select_through_a_staged_create(
+    spark: SparkSession, spark_rest: RestApi, namespace: str
+) -> None:
+    spark.sql(f"CREATE TABLE {namespace}.source (id bigint) USING iceberg")
+    spark.sql(f"INSERT INTO {namespace}.source VALUES (1), (2), (3), (4)")
+
+    spark.sql(
+        f"CREATE TABLE {namespace}.copy USING iceberg TBLPROPERTIES ('format-version'='3') "
+        f"AS SELECT id FROM {namespace}.source WHERE id > 1"
+    )
+
+    assert rows(spark, f"SELECT id FROM {namespace}.copy ORDER BY id") == [(2,), (3,), (4,)]
+    metadata = served(spark_rest, namespace, "copy")
+    assert metadata["format-version"] == 3
+    assert lineage(metadata) == [(0, 3)]
+    assert metadata["next-row-id"] == 3
