@@ -16,6 +16,7 @@ from api.auth.guard import authorize
 from api.auth.setup import build_auth
 from api.body_check import BodyCheckMiddleware
 from api.catalog.config import get_config
+from api.catalog.events import query_events
 from api.catalog.namespaces import NamespacesController
 from api.catalog.tables import TablesController, commit_transaction, rename_table
 from api.catalog.views import ViewsController, rename_view
@@ -111,6 +112,7 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
             commit_transaction,
             ViewsController,
             rename_view,
+            query_events,
             AuditController,
             bootstrap,
             server_info,

@@ -47,6 +47,7 @@ _HTTP_TYPES = {
     403: "ForbiddenException",
     404: "NotFoundException",
     405: "MethodNotAllowedException",
+    410: "GoneException",
     413: "RequestTooLargeException",
     503: "ServiceUnavailableException",
 }

@@ -17,6 +17,7 @@ from commands.bootstrap import EnsureDefaultWarehouse, handle_ensure_default_war
 from commands.context import CommandContext
 from projections.catalog_queries import CatalogReadModel
 from projections.event_history import EVENT_HISTORY_MIGRATIONS
+from projections.iceberg_events import ICEBERG_EVENTS_MIGRATIONS
 from projections.metrics_reports import METRICS_MIGRATIONS
 from projections.projection_registry import INLINE_PROJECTORS, PROJECTOR_MIGRATIONS
 from projections.read_model_migrations import READ_MODEL_MIGRATIONS
@@ -30,6 +31,7 @@ ALL_MIGRATIONS = (
     *METRICS_MIGRATIONS,
     *RELAY_MIGRATIONS,
     *EVENT_HISTORY_MIGRATIONS,
+    *ICEBERG_EVENTS_MIGRATIONS,
     *PROJECTOR_MIGRATIONS,
 )
 

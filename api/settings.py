@@ -54,6 +54,18 @@ class MetricsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     host: str = "127.0.0.1"
 
 
+class EventsApiSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The Iceberg REST Events endpoint (`CATALOG_ES__EVENTS_API__*`).
+
+    `retained_from_position`: a retention horizon; a continuation token below it gets 410 (0: never).
+    """
+
+    default_page_size: Annotated[int, msgspec.Meta(ge=1)] = 100
+    max_page_size: Annotated[int, msgspec.Meta(ge=1)] = 1000
+    scan_limit: Annotated[int, msgspec.Meta(ge=1)] = 10_000  # events one request examines at most
+    retained_from_position: Annotated[int, msgspec.Meta(ge=0)] = 0
+
+
 class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Everything configurable. Without `pg_dsn` the catalog runs an embedded PostgreSQL in `data_dir`."""
 
@@ -88,6 +100,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # Empty: AWS's own S3/STS endpoints only. Link-local and cloud metadata addresses are refused always.
     s3_endpoint_allowed_hosts: str = ""
     metrics: MetricsSettings = MetricsSettings()
+    events_api: EventsApiSettings = EventsApiSettings()
     # Comma-separated absolute paths `file` warehouses must lie in. Unset: `<data_dir>/warehouse` in embedded
     # mode, none with an external database (file warehouses refused until an operator names a root).
     file_storage_roots: str | None = None

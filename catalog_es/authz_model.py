@@ -15,7 +15,7 @@ _GRANTS = ("ownership", "pass_grants", "manage_grants")
 PRIVILEGES: dict[ObjectKind, tuple[str, ...]] = {
     "server": ("admin", "operator"),
     "project": ("project_admin", "security_admin", "data_admin", *_DATA, "create"),
-    "warehouse": (*_GRANTS, *_DATA, "create"),
+    "warehouse": (*_GRANTS, *_DATA, "create", "read_events"),
     "namespace": (*_GRANTS, *_DATA, "create"),
     "table": (*_GRANTS, *_DATA),
     "view": (*_GRANTS, *_DATA),
@@ -42,6 +42,8 @@ IMPLIED_BY: dict[str, tuple[str, ...]] = {
     "select": (*_DATA_ADMINS, "select", "modify", "ownership"),
     "modify": (*_DATA_ADMINS, "modify", "ownership"),
     "create": (*_DATA_ADMINS, "create", "ownership"),
+    # Reading a warehouse's event feed (Polaris: CATALOG_READ_EVENTS); which events still depends on describe.
+    "read_events": (*_DATA_ADMINS, "read_events", "modify", "ownership"),
     "manage_grants": (*_ADMINS, "project_admin", "security_admin", "manage_grants"),
     "pass_grants": ("pass_grants",),
     "ownership": ("ownership",),

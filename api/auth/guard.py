@@ -183,6 +183,13 @@ async def _register_table(
         await check.tabular(warehouse_id, namespace, request.name, "modify", view=False)
 
 
+def _on_warehouse_prefix(privilege: str) -> Rule:
+    async def rule(check: _Check, params: dict[str, Any], _: ASGIConnection[Any, Any, Any, Any]) -> None:
+        await check.warehouse(params["prefix"], privilege)
+
+    return rule
+
+
 def _rename(*, view: bool) -> Rule:
     async def rule(check: _Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]) -> None:
         warehouse_id = await check.warehouse(params["prefix"])
@@ -302,6 +309,7 @@ RULES: dict[str, Rule] = {
     "rename_table": _rename(view=False),
     "rename_view": _rename(view=True),
     "commit_transaction": _transaction,
+    "query_events": _on_warehouse_prefix("read_events"),  # which events: filtered per object in the handler
     # Management: these check per object inside the handler, or are open to every authenticated caller.
     "bootstrap": _anyone,
     "server_info": _anyone,

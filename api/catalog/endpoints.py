@@ -25,4 +25,5 @@ IMPLEMENTED_ENDPOINTS = [
     "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
     "POST /v1/{prefix}/views/rename",
     "POST /v1/{prefix}/namespaces/{namespace}/register-view",
+    "POST /v1/{prefix}/events",
 ]

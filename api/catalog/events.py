@@ -1,0 +1,88 @@
+"""POST /catalog/v1/{prefix}/events: the Iceberg REST Events endpoint, served from the event log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, post
+from litestar.datastructures import State
+from litestar.exceptions import HTTPException
+
+from api.auth.authorizer import Authorizer
+from api.auth.principal import request_principal
+from api.catalog.events_wire import QueryEventsRequest, QueryEventsResponse, decode_token, encode_token
+from api.dependencies import CATALOG_DEPENDENCIES
+from api.settings import EventsApiSettings, Settings
+from catalog_es.database import Connection
+from catalog_es.errors import BadRequestError
+from catalog_es.state import WarehouseRow
+from projections import permissions_queries
+from projections.iceberg_events import EventQuery, first_position_after, read_iceberg_events
+from projections.iceberg_operations import iceberg_event
+
+
+def _page_size(requested: int | None, settings: EventsApiSettings) -> int:
+    """Above the maximum a page is cut (the draft lets servers return fewer); below 1 is a client error."""
+    if requested is None:
+        return min(settings.default_page_size, settings.max_page_size)
+    if requested < 1:
+        raise BadRequestError(f"page-size must be at least 1, got {requested}")
+    return min(requested, settings.max_page_size)
+
+
+def _after(token: str | None, settings: EventsApiSettings) -> int:
+    """Raises: HTTPException 410 for a token below the retention horizon."""
+    if token is None:
+        return settings.retained_from_position
+    position = decode_token(token)
+    if position < settings.retained_from_position:
+        raise HTTPException(
+            status_code=410,
+            detail=f"Events up to position {settings.retained_from_position} are no longer kept: start afresh",
+        )
+    return position
+
+
+@post("/catalog/v1/{prefix:str}/events", status_code=200, dependencies=CATALOG_DEPENDENCIES)
+async def query_events(
+    data: QueryEventsRequest,
+    conn: Connection,
+    warehouse_row: WarehouseRow,
+    request: Request[Any, Any, Any],
+    state: State,
+) -> QueryEventsResponse:
+    """The warehouse's events in log order that match every given filter and concern objects the caller may
+    describe (the guard required `read_events` on the warehouse). The continuation token is the position up
+    to which the log was examined: the next page starts right after it, whatever matched.
+
+    Raises: BadRequestError (400) for a malformed filter or token, HTTPException (410) below the horizon.
+    """
+    app_settings: Settings = state.settings
+    settings = app_settings.events_api
+    if data.custom_filters:
+        raise BadRequestError(f"Unsupported custom-filters {sorted(data.custom_filters)}: this server has none")
+    page_size = _page_size(data.page_size, settings)
+    after, since = _after(data.continuation_token, settings), data.since()
+    if since is not None and data.continuation_token is None:
+        after = max(after, await first_position_after(conn, since))
+    authz: Authorizer = state.authorizer
+    principal = request_principal(request.scope)
+    principals = None
+    if authz.enabled and not await authz.sees_everything_in(conn, principal, warehouse_row.id):
+        principals = await permissions_queries.user_principals(conn, principal.user_id, principal.roles)
+    query = EventQuery(
+        warehouse_id=warehouse_row.id,
+        after=after,
+        page_size=page_size,
+        scan_limit=max(settings.scan_limit, page_size),
+        since=since,
+        types=data.event_types(),
+        object_kinds=list(data.object_types) if data.object_types is not None else None,
+        object_ids=data.object_ids(),
+        names=data.names(),
+        principals=principals,
+    )
+    found = await read_iceberg_events(conn, query)
+    if after > found.head:
+        raise BadRequestError("Invalid continuation-token: it points past the end of the log")
+    return QueryEventsResponse(encode_token(found.last_position), [iceberg_event(event) for event in found.events])
