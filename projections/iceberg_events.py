@@ -90,7 +90,7 @@ class EventQuery(msgspec.Struct, frozen=True, kw_only=True):
     after: int = 0
     page_size: int = 100
     scan_limit: int = 10_000
-    since: datetime | None = None
+    since: datetime | None = None  # the earliest time an event may have
     types: list[str] | None = None
     object_kinds: list[str] | None = None
     object_ids: list[uuid.UUID] | None = None
@@ -101,7 +101,7 @@ class EventQuery(msgspec.Struct, frozen=True, kw_only=True):
         clauses: list[sql.Composable] = [sql.SQL("true")]
         params: dict[str, Any] = {}
         if self.since is not None:
-            clauses.append(sql.SQL("d.time > %(since)s"))
+            clauses.append(sql.SQL("d.time >= %(since)s"))
             params["since"] = self.since
         if self.types is not None:
             clauses.append(sql.SQL("d.type = ANY(%(types)s)"))
@@ -183,12 +183,12 @@ async def read_iceberg_events(conn: Connection, query: EventQuery) -> EventSlice
 
 
 async def first_position_after(conn: Connection, since: datetime) -> int:
-    """Where a read filtered to events after `since` may start: before the first such event (or at the head).
+    """Where a read filtered to events from `since` on may start: before the first such event (or at the head).
 
     Only a shortcut: events before it are older and filtered out anyway.
     """
     cursor = await conn.execute(
-        "SELECT coalesce((SELECT min(global_position) - 1 FROM catalog_events WHERE time > %s),"
+        "SELECT coalesce((SELECT min(global_position) - 1 FROM catalog_events WHERE time >= %s),"
         " (SELECT position FROM catalog_event_counter))",
         (since,),
     )

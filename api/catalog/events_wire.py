@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 import msgspec
@@ -15,6 +15,7 @@ from catalog_es.events import EVENT_TYPES
 from projections.iceberg_operations import CUSTOM, OPERATION_TYPES, OPERATIONS
 
 ObjectType = Literal["namespace", "table", "view"]
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _TOKEN_PREFIX = "cesv1:"  # noqa: S105 - a format marker, not a secret
 
 
@@ -40,7 +41,8 @@ class QueryEventsRequest(msgspec.Struct, frozen=True, kw_only=True, rename="keba
     custom_filters: dict[str, Any] | None = None
 
     def since(self) -> datetime | None:
-        """Raises: BadRequestError when the two names disagree or the value is no instant."""
+        """The first instant an event may carry: the next millisecond (timestamps are compared in milliseconds,
+        as the response gives them). Raises: BadRequestError when the two names disagree or for no instant."""
         given = {value for value in (self.after_timestamp_ms, self.since_timestamp_ms) if value is not None}
         if len(given) > 1:
             raise BadRequestError("after-timestamp-ms and since-timestamp-ms name the same filter: give one")
@@ -48,7 +50,7 @@ class QueryEventsRequest(msgspec.Struct, frozen=True, kw_only=True, rename="keba
             return None
         millis = given.pop()
         try:
-            return datetime.fromtimestamp(millis / 1000, UTC)
+            return _EPOCH + timedelta(milliseconds=millis + 1)
         except (OverflowError, OSError, ValueError):
             raise BadRequestError(f"Invalid timestamp (epoch milliseconds): {millis}") from None
 
