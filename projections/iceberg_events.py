@@ -62,10 +62,14 @@ described AS (
         WHERE n.stream_id = e.stream_id AND n.global_position <= e.global_position AND n.type IN ({_NAMING_LIST})
         ORDER BY n.global_position DESC LIMIT 1) named ON true),
 matched AS (
-    SELECT * FROM described d WHERE {{conditions}} ORDER BY d.global_position LIMIT %(page)s)
+    SELECT * FROM described d WHERE {{conditions}} ORDER BY d.global_position LIMIT %(page)s),
+commits AS (
+    SELECT r.commit_id, count(*) AS events FROM catalog_events r
+    WHERE r.commit_id IN (SELECT DISTINCT commit_id FROM matched) GROUP BY r.commit_id)
 SELECT (SELECT position FROM head), (SELECT count(*) FROM scanned), (SELECT max(global_position) FROM scanned),
-       m.*, (SELECT count(*) FROM catalog_events r WHERE r.commit_id = m.commit_id)
-FROM (SELECT 1) AS one LEFT JOIN matched m ON true ORDER BY m.global_position
+       m.*, c.events
+FROM (SELECT 1) AS one LEFT JOIN (matched m JOIN commits c ON c.commit_id = m.commit_id) ON true
+ORDER BY m.global_position
 """
 # The caller may describe the object: through a grant on it or an ancestor; for a dropped object (gone from
 # the permissions model with its own grants) on the namespace it was in, or else on the warehouse.
