@@ -25,6 +25,7 @@ from api.errors import EXCEPTION_HANDLERS
 from api.health import health
 from api.idempotency import IdempotencyMiddleware
 from api.logging import RequestIdMiddleware
+from api.management.access_log import access_log
 from api.management.access_routes import ACCESS_ROUTES
 from api.management.api_docs import API_DOCS_ROUTES
 from api.management.audit import AuditController
@@ -114,6 +115,7 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
             rename_view,
             query_events,
             AuditController,
+            access_log,
             bootstrap,
             server_info,
             *PROJECT_ROUTES,

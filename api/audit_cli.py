@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from api.access_audit_cli import access
+from api.access_log_cli import access_log
 from api.audit_export import ExportResult, export_events
 from api.management.audit_params import event_filter, parse_time
 from api.runtime import bootstrap, database_dsn, migrate
@@ -230,3 +231,4 @@ def export(
 
 
 audit_cli.command("access")(access)
+audit_cli.command("access-log")(access_log)

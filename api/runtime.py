@@ -6,6 +6,7 @@ import uuid
 
 from api.embedded import embedded_dsn
 from api.settings import Settings
+from catalog_es.access_log import ACCESS_LOG_MIGRATIONS
 from catalog_es.clock import RandomIds, SystemClock
 from catalog_es.database import open_pool
 from catalog_es.errors import BadRequestError
@@ -32,6 +33,7 @@ ALL_MIGRATIONS = (
     *RELAY_MIGRATIONS,
     *EVENT_HISTORY_MIGRATIONS,
     *ICEBERG_EVENTS_MIGRATIONS,
+    *ACCESS_LOG_MIGRATIONS,
     *PROJECTOR_MIGRATIONS,
 )
 

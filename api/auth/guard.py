@@ -15,6 +15,7 @@ import msgspec
 from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 
+from api.auth.access_audit import REFUSALS, record_refusal
 from api.auth.authorizer import Authorizer
 from api.auth.principal import Principal, request_principal
 from api.auth.target import creation_project
@@ -329,6 +330,7 @@ RULES: dict[str, Rule] = {
     "update_storage": _file_storage_by_operator(_on_warehouse("modify"), UpdateStorageRequest),
     "update_credential": _on_warehouse("modify"),
     "update_delete_profile": _on_warehouse("modify"),
+    "access_log": _server_operator,  # refused attempts of every user
     "metrics": _server_operator,  # GET /metrics; an open scrape listener is CATALOG_ES__METRICS__PORT
 }
 # Handlers of api/management/{users,roles,permissions}.py enforce their own rules.
@@ -348,4 +350,8 @@ async def authorize(connection: ASGIConnection[Any, Any, Any, Any], handler: Bas
     rule = RULES.get(name, _server_operator)
     principal = request_principal(connection.scope)
     async with state.ctx.store.connection() as conn:
-        await rule(_Check(conn, authz, principal, state.read_model), dict(connection.path_params), connection)
+        try:
+            await rule(_Check(conn, authz, principal, state.read_model), dict(connection.path_params), connection)
+        except REFUSALS as refusal:
+            await record_refusal(conn, connection, principal, name, refusal)
+            raise
