@@ -5,10 +5,6 @@ from __future__ import annotations
 import re
 import subprocess
 
-import pytest
-from typer.testing import CliRunner
-
-from api.cli import cli
 from tests.deploy.tools import DEPLOY, ROOT, catalog_settings, tool
 
 DOCKERFILE = DEPLOY / "docker" / "Dockerfile"
@@ -99,12 +95,3 @@ def test_dockerignore_lets_in_exactly_what_the_build_stage_copies() -> None:
     assert copied == allowed
     for source in copied:
         assert (ROOT / source).exists(), source
-
-
-@pytest.mark.parametrize(
-    "command", [["serve"], ["migrate"], ["relay", "--metrics-port", "9100"], ["projector", "run", "--all"]]
-)
-def test_every_command_the_deployments_run_exists(command: list[str]) -> None:
-    result = CliRunner().invoke(cli, [*command, "--help"])
-
-    assert result.exit_code == 0, result.output
