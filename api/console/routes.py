@@ -6,8 +6,9 @@ from importlib.metadata import version
 from pathlib import Path
 
 import msgspec
-from litestar import Response, get
+from litestar import Response, Router, get
 from litestar.datastructures import State
+from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.response import Redirect
 from litestar.static_files import create_static_files_router
@@ -71,7 +72,7 @@ def docs_render_plugin() -> SwaggerRenderPlugin:
     )
 
 
-CONSOLE_ROUTES = [
+CONSOLE_ROUTES: list[HTTPRouteHandler | Router] = [
     console_redirect,
     console_index,
     console_config,

@@ -42,15 +42,27 @@ def seed(base_url: str, headers: dict[str, str] | None = None) -> Story:
         prefix = http.get("config", params={"warehouse": "demo"}).json()["defaults"]["prefix"]
         view = {
             "name": VIEW,
-            "schema": {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]},
+            "schema": {
+                "type": "struct",
+                "schema-id": 0,
+                "fields": [{"id": 1, "name": "id", "type": "long", "required": False}],
+            },
             "view-version": {
                 "version-id": 1,
                 "schema-id": 0,
                 "timestamp-ms": int(time.time() * 1000),
                 "summary": {"engine-name": "spark"},
                 "representations": [
-                    {"type": "sql", "dialect": "spark", "sql": f"SELECT id FROM {NAMESPACE}.{NEW_NAME} WHERE amount > 10"},
-                    {"type": "sql", "dialect": "trino", "sql": f'SELECT "id" FROM {NAMESPACE}.{NEW_NAME} WHERE amount > 10'},
+                    {
+                        "type": "sql",
+                        "dialect": "spark",
+                        "sql": f"SELECT id FROM {NAMESPACE}.{NEW_NAME} WHERE amount > 10",
+                    },
+                    {
+                        "type": "sql",
+                        "dialect": "trino",
+                        "sql": f'SELECT "id" FROM {NAMESPACE}.{NEW_NAME} WHERE amount > 10',
+                    },
                 ],
                 "default-namespace": [NAMESPACE],
             },

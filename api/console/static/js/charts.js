@@ -42,7 +42,7 @@ export function barChart(title, bars, width = 520, height = 180) {
   const root = frame(title, width, height);
   if (!bars.length) { root.append(svg('text', { x: width / 2 - 30, y: height / 2 }, 'no data')); return root; }
   const top = Math.max(...bars.map((b) => b.value), 1);
-  const slot = (width - PAD.left - PAD.right) / bars.length;
+  const slot = Math.min((width - PAD.left - PAD.right) / bars.length, 48);
   bars.forEach((bar, i) => {
     const barHeight = (bar.value / top) * (height - PAD.top - PAD.bottom);
     const x = PAD.left + i * slot + slot * 0.15;

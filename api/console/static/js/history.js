@@ -34,8 +34,10 @@ export async function historyPage(main, params) {
   const times = found.map((e) => Date.parse(e.time));
   const first = times.length ? Math.min(...times) : Date.now();
   const last = Date.now();
-  const picker = h('input', { type: 'datetime-local', step: '0.001', 'aria-label': 'As of', value: toInput(params.get('at') ? Date.parse(params.get('at')) : last) });
-  const slider = h('input', { type: 'range', min: 0, max: Math.max(found.length, 1), value: found.length, 'aria-label': 'As of event' });
+  const at = params.get('at') ? Date.parse(params.get('at')) : last;
+  const picker = h('input', { type: 'datetime-local', step: '0.001', 'aria-label': 'As of', value: toInput(at) });
+  const before = times.filter((t) => t <= at).length;
+  const slider = h('input', { type: 'range', min: 0, max: Math.max(found.length, 1), value: before, 'aria-label': 'As of event' });
   const result = h('div');
   const show = async (at) => {
     mount(result, h('p', { class: 'muted' }, 'Replaying…'));
@@ -58,5 +60,5 @@ export async function historyPage(main, params) {
     h('h2', {}, `Events since ${when(since)}`), barChart('Events per day', perDay(found.map((e) => e.time))),
     grid(['First', 'Last', 'Events'], [[when(first), when(times.length ? Math.max(...times) : last), String(found.length)]]),
     timeline(found, names));
-  await show(params.get('at') ? new Date(params.get('at')) : new Date(last));
+  await show(new Date(at));
 }
