@@ -64,14 +64,22 @@ export const loadView = (warehouse, parts, name) =>
   api(catalog(warehouse, `/namespaces/${nsParam(parts)}/views/${encodeURIComponent(name)}`));
 export const loadNamespace = (warehouse, parts) => api(catalog(warehouse, `/namespaces/${nsParam(parts)}`));
 
-// Events of the log matching `filter`, oldest first, every page.
-export async function events(filter = {}) {
+// Events of the log matching `filter`, oldest first, every page after log position `after`.
+export async function events(filter = {}, after = undefined) {
   const found = [];
-  let pageToken;
+  let pageToken = after ? String(after) : undefined;
   for (;;) {
     const page = await api('/management/v1/events', { ...filter, pageToken, pageSize: 1000 });
     found.push(...page.events);
     pageToken = page['next-page-token'];
     if (!pageToken) return found;
   }
+}
+
+// The log position `count` events before its head (the catalog projector's head, from /health): recent
+// history without reading the whole log, which at 10k tables takes seconds.
+export async function recentPosition(count) {
+  const health = await api('/health');
+  const head = (health.projectors || []).find((p) => p.projector === 'catalog')?.head || 0;
+  return Math.max(0, head - count);
 }

@@ -1,6 +1,6 @@
 // Browse pages: projects and warehouses, a warehouse, a namespace, a table, a view.
 import { bytes, grid, h, mount, num, tabs, when } from './dom.js';
-import { api, currentProject, events, listNamespaces, listTables, listViews, loadNamespace, loadTable, loadView, setProject } from './api.js';
+import { api, currentProject, events, recentPosition, listNamespaces, listTables, listViews, loadNamespace, loadTable, loadView, setProject } from './api.js';
 import { href } from './tree.js';
 import { namespaceNames, timeline } from './timeline.js';
 import { schemaDiff, typeName } from './changes.js';
@@ -69,7 +69,7 @@ export async function warehousePage(main, id) {
         h('p', {}, 'Credential: ', warehouse['storage-credential-type'] || 'none', warehouse['storage-credential-fingerprint'] ? ` (fingerprint ${warehouse['storage-credential-fingerprint']})` : ''),
         h('h2', {}, 'Delete profile'), kv(warehouse['delete-profile']))],
       ['History', () => lazy(async () => {
-        const found = await events({ warehouse: id });
+        const found = await events({ warehouse: id }, await recentPosition(2000));  // the last 2000 of the log
         return h('div', {}, barChart('Events per day', perDay(found.map((e) => e.time))), timeline(found, await namespaceNames(id)));
       })],
     ]));

@@ -1,6 +1,6 @@
 // The catalog's history: what happened lately, and the whole tree as it was at any instant (as-of replay).
 import { grid, h, mount, when } from './dom.js';
-import { api, events } from './api.js';
+import { api, events, recentPosition } from './api.js';
 import { timeline } from './timeline.js';
 import { barChart, perDay } from './charts.js';
 
@@ -19,15 +19,19 @@ function asOfTree(state, warehouseNames) {
   if (!byWarehouse.size) return h('p', { class: 'muted' }, 'The catalog was empty then.');
   return h('ul', { class: 'asof-tree' }, [...byWarehouse].map(([w, namespaces]) => h('li', {}, h('span', { class: 'kind' }, 'wh'), warehouseNames.get(w) || w,
     h('ul', {}, [...namespaces].sort(([a], [b]) => a.localeCompare(b)).map(([ns, items]) => h('li', { 'data-kind': 'ns' }, h('span', { class: 'kind' }, 'ns'), ns,
-      h('ul', {}, items.map(({ kind, t }) => h('li', { 'data-kind': kind, 'data-name': t.name }, h('span', { class: 'kind' }, kind), t.name,
-        t['current-snapshot-id'] ? h('span', { class: 'muted' }, ` · snapshot ${t['current-snapshot-id']}`) : '')))))))));
+      h('ul', {}, items.slice(0, SHOWN).map(({ kind, t }) => h('li', { 'data-kind': kind, 'data-name': t.name }, h('span', { class: 'kind' }, kind), t.name,
+        t['current-snapshot-id'] ? h('span', { class: 'muted' }, ` · snapshot ${t['current-snapshot-id']}`) : '')),
+        items.length > SHOWN ? h('li', { class: 'muted' }, `… ${items.length - SHOWN} more`) : null)))))));
 }
 
+const SHOWN = 200; // tables per namespace in the as-of tree
+const RECENT = 1000; // events shown, and the slider's range
 const toInput = (ms) => new Date(ms).toISOString().slice(0, 23);
 
 export async function historyPage(main, params) {
-  const since = params.get('since') || new Date(Date.now() - 30 * 86400e3).toISOString();
-  const [found, { warehouses }] = await Promise.all([events({ since }), api('/management/v1/warehouse')]);
+  const since = params.get('since');
+  const after = since ? undefined : await recentPosition(RECENT);
+  const [found, { warehouses }] = await Promise.all([events(since ? { since } : {}, after), api('/management/v1/warehouse')]);
   const warehouseNames = new Map(warehouses.map((w) => [w.id, w.name]));
   const names = new Map();
   for (const e of found) if (e.data?.namespace && e.data.namespace_id) names.set(e.data.namespace_id, e.data.namespace.join('.'));
@@ -57,8 +61,10 @@ export async function historyPage(main, params) {
   mount(main, h('h1', {}, 'History'),
     h('h2', {}, 'The catalog as of'),
     h('div', { class: 'row' }, picker, h('span', { class: 'muted' }, 'UTC · or drag over the last events:')), slider, result,
-    h('h2', {}, `Events since ${when(since)}`), barChart('Events per day', perDay(found.map((e) => e.time))),
+    h('h2', {}, since ? `Events since ${when(since)}` : `The last ${found.length} events`), barChart('Events per day', perDay(found.map((e) => e.time))),
     grid(['First', 'Last', 'Events'], [[when(first), when(times.length ? Math.max(...times) : last), String(found.length)]]),
     timeline(found, names));
-  await show(new Date(at));
+  // The replay reads the whole log (seconds at 10k tables): only on request, or for a linked instant.
+  if (params.get('at')) await show(new Date(at));
+  else mount(result, h('p', {}, h('button', { type: 'button', id: 'replay', onclick: () => picker.dispatchEvent(new Event('change')) }, 'Show the catalog as of this instant')));
 }
