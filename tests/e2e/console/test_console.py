@@ -22,8 +22,11 @@ def open_page(driver: Any, url: str) -> Any:
     from selenium.webdriver.common.by import By  # noqa: PLC0415
     from selenium.webdriver.support.ui import WebDriverWait  # noqa: PLC0415
 
-    driver.get(url)
-    main = WebDriverWait(driver, WAIT_SECONDS).until(lambda d: d.find_element(By.CSS_SELECTOR, "#main[data-loaded]"))
+    fragment = "#" + url.partition("#")[2] if "#" in url else ""
+    driver.get(url)  # a new fragment on the same page is a navigation without a reload: wait for its own render
+    main = WebDriverWait(driver, WAIT_SECONDS).until(
+        lambda d: d.find_element(By.CSS_SELECTOR, f"#main[data-loaded='{fragment}']")
+    )
     assert not main.find_elements(By.CSS_SELECTOR, ".error"), main.text
     return main
 

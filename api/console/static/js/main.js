@@ -26,6 +26,7 @@ async function route() {
   document.querySelectorAll('[data-nav]').forEach((a) => a.classList.toggle('active',
     a.dataset.nav === (hash.startsWith('#/history') ? 'history' : hash.startsWith('#/ops') ? 'ops' : 'browse')));
   highlight(tree);
+  delete main.dataset.loaded;  // set again once this page has rendered (tests wait for it)
   mount(main, h('p', { class: 'muted' }, 'Loading…'));
   const started = performance.now();
   try {
