@@ -66,6 +66,19 @@ class EventsApiSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
     retained_from_position: Annotated[int, msgspec.Meta(ge=0)] = 0
 
 
+class UiSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The web console at /ui (`CATALOG_ES__UI__*`); with OIDC on it logs in as `client_id`.
+
+    `client_id` names a public client of the provider allowed the authorization-code grant with PKCE and
+    the redirect URI `<console origin>/ui/`. Unset with OIDC on: the console asks for a token to paste.
+    """
+
+    enabled: bool = True
+    client_id: str | None = None
+    scope: str = "openid"
+    resource: str | None = None  # an OAuth resource indicator, for providers that issue audience-bound tokens
+
+
 class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Everything configurable. Without `pg_dsn` the catalog runs an embedded PostgreSQL in `data_dir`."""
 
@@ -101,6 +114,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     s3_endpoint_allowed_hosts: str = ""
     metrics: MetricsSettings = MetricsSettings()
     events_api: EventsApiSettings = EventsApiSettings()
+    ui: UiSettings = UiSettings()
     # Comma-separated absolute paths `file` warehouses must lie in. Unset: `<data_dir>/warehouse` in embedded
     # mode, none with an external database (file warehouses refused until an operator names a root).
     file_storage_roots: str | None = None
