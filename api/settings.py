@@ -114,6 +114,8 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     s3_endpoint_allowed_hosts: str = ""
     metrics: MetricsSettings = MetricsSettings()
     events_api: EventsApiSettings = EventsApiSettings()
+    # Also record allowed reads (loadTable, loadView) in the access audit log (builtin authorizer only).
+    audit_reads: bool = False
     ui: UiSettings = UiSettings()
     # Comma-separated absolute paths `file` warehouses must lie in. Unset: `<data_dir>/warehouse` in embedded
     # mode, none with an external database (file warehouses refused until an operator names a root).

@@ -20,6 +20,9 @@ from catalog_es.errors import (
     NoSuchWarehouseError,
 )
 
+# Reads recorded when `audit_reads` is on (the routes that hand out table and view metadata; this catalog vends
+# no credentials and signs no requests).
+READS = frozenset({"load_table", "load_view"})
 # What a guard rule raises when it refuses: 403, or the not-found answer of an object the caller may not see.
 REFUSALS: tuple[type[CatalogError], ...] = (
     ForbiddenError,
@@ -31,6 +34,13 @@ REFUSALS: tuple[type[CatalogError], ...] = (
 )
 
 
+async def record_read(
+    conn: Connection, connection: ASGIConnection[Any, Any, Any, Any], principal: Principal, operation: str
+) -> None:
+    """An allowed read: status 200 is the authorizer's answer (the handler may still find nothing there)."""
+    await record_access(conn, _record(connection, principal, operation, "allowed", 200, "authorized"))
+
+
 async def record_refusal(
     conn: Connection,
     connection: ASGIConnection[Any, Any, Any, Any],
@@ -40,15 +50,26 @@ async def record_refusal(
 ) -> None:
     """`hidden` for a 404: the object is missing or not for this caller (the log tells the auditor, not the caller)."""
     forbidden = isinstance(refusal, ForbiddenError)
-    record = AccessRecord(
+    decision, status = ("denied", 403) if forbidden else ("hidden", 404)
+    await record_access(conn, _record(connection, principal, operation, decision, status, str(refusal)))
+
+
+def _record(
+    connection: ASGIConnection[Any, Any, Any, Any],
+    principal: Principal,
+    operation: str,
+    decision: str,
+    status: int,
+    reason: str,
+) -> AccessRecord:
+    return AccessRecord(
         time=datetime.now(UTC),
         actor=principal.user_id,
         request_id=connection.scope.get("state", {}).get("request_id"),
-        decision="denied" if forbidden else "hidden",
-        status=403 if forbidden else 404,
+        decision=decision,
+        status=status,
         method=str(connection.scope.get("method", "")),
         path=connection.scope["path"],
         operation=operation,
-        reason=str(refusal),
+        reason=reason,
     )
-    await record_access(conn, record)

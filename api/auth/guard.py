@@ -15,7 +15,7 @@ import msgspec
 from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 
-from api.auth.access_audit import REFUSALS, record_refusal
+from api.auth.access_audit import READS, REFUSALS, record_read, record_refusal
 from api.auth.authorizer import Authorizer
 from api.auth.principal import Principal, request_principal
 from api.auth.target import creation_project
@@ -360,3 +360,5 @@ async def authorize(connection: ASGIConnection[Any, Any, Any, Any], handler: Bas
         except REFUSALS as refusal:
             await record_refusal(conn, connection, principal, name, refusal)
             raise
+        if name in READS and state.settings.audit_reads:
+            await record_read(conn, connection, principal, name)

@@ -4,15 +4,18 @@ append-only table (never catalog events), readable by server admins through the 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import psycopg
 import pytest
 
-from tests.e2e.auth.openid_provider import OpenIdProvider
+from tests.e2e.auth.openid_provider import AUDIENCE, OpenIdProvider
 from tests.e2e.auth.test_authorization import SCHEMA, _granted, _id, _management, _pyiceberg
-from tests.e2e.conftest import CLI, RunningCatalog
+from tests.e2e.conftest import CLI, RunningCatalog, start_catalog, stop_catalog
 from tests.e2e.rest_helpers import assert_error
 
 pytestmark = pytest.mark.e2e
@@ -77,3 +80,40 @@ def test_denied_and_hidden_attempts_are_recorded_outside_the_event_log(
         ("oidc~alice", "req-alice-2"),
         ("oidc~bob", "req-bob-1"),
     ]
+
+
+@pytest.fixture
+def auditing_reads(pg_dsn: str, tmp_path: Path, idp: OpenIdProvider) -> Iterator[RunningCatalog]:
+    """Builtin authorization with `audit_reads` on, bootstrapped by `admin`."""
+    env = {
+        **os.environ,
+        "CATALOG_ES__PG_DSN": pg_dsn,
+        "CATALOG_ES__NATS__ENABLED": "false",
+        "CATALOG_ES__OPENID_PROVIDER_URI": idp.issuer,
+        "CATALOG_ES__OPENID_AUDIENCE": AUDIENCE,
+        "CATALOG_ES__AUTHZ__BACKEND": "builtin",
+        "CATALOG_ES__AUDIT_READS": "true",
+    }
+    running = start_catalog(tmp_path / "data", env)
+    bootstrapped = httpx.post(
+        f"{running.base_url}/management/v1/bootstrap",
+        json={"accept-terms-of-use": True},
+        headers={"Authorization": f"Bearer {idp.token('admin')}"},
+        timeout=30,
+    )
+    assert bootstrapped.status_code == 204, bootstrapped.text
+    yield running
+    stop_catalog(running)
+
+
+def test_allowed_reads_are_recorded_when_the_setting_asks_for_it(auditing_reads: RunningCatalog, idp: OpenIdProvider):
+    admin = _pyiceberg(auditing_reads, idp, "admin")
+    admin.create_namespace("sales")
+    admin.create_table("sales.orders", schema=SCHEMA)
+    warehouse = _id(auditing_reads, "SELECT id FROM warehouses")
+    table_path = f"{auditing_reads.catalog_uri}/v1/{warehouse}/namespaces/sales/tables/orders"
+    assert httpx.get(table_path, headers=_as(idp, "admin", "req-read-1")).status_code == 200
+    records = _management(auditing_reads, idp, "admin").get("/access-log", params={"actor": "oidc~admin"}).json()
+    reads = [(r["request-id"], r["decision"], r["status"], r["operation"]) for r in records["entries"]]
+    assert ("req-read-1", "allowed", 200, "load_table") in reads
+    assert all(operation in ("load_table", "load_view") for *_, operation in reads)
