@@ -97,6 +97,8 @@ def decode_token(token: str) -> int:
     except (binascii.Error, UnicodeDecodeError, ValueError):
         raise invalid from None
     digits = text.removeprefix(_TOKEN_PREFIX)
-    if not text.startswith(_TOKEN_PREFIX) or not (digits.isascii() and digits.isdigit() and len(digits) <= 18):
+    if not text.startswith(_TOKEN_PREFIX) or not (digits.isascii() and digits.isdigit() and len(digits) <= 19):
+        raise invalid
+    if int(digits) >= 2**63:  # a position is a PostgreSQL bigint
         raise invalid
     return int(digits)
