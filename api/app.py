@@ -41,6 +41,7 @@ from catalog_es.eventstore import EventStore
 from catalog_es.outbound import disable_ambient_identity
 from catalog_es.secrets import SecretStore, load_secrets_key
 from commands.context import CommandContext
+from projections.as_of_catalog import AsOfCache
 from projections.catalog_queries import CatalogReadModel
 from projections.projection_registry import INLINE_PROJECTORS
 from projections.relay_metrics import RelayMetrics
@@ -82,6 +83,7 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
             file_roots=settings.file_roots,
         )
         app.state.read_model = read_model
+        app.state.as_of = AsOfCache(settings.as_of_cache_size)
         app.state.warehouses = warehouses
         app.state.settings = settings
         app.state.relay_metrics = relay_metrics

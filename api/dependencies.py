@@ -13,17 +13,20 @@ from litestar.connection import ASGIConnection
 from litestar.datastructures import State
 from litestar.di import Provide
 
+from api.auth.authorizer import Authorizer
 from api.auth.listing_filter import ListingAccess
 from api.auth.principal import Principal, request_principal
+from api.catalog.as_of_prefix import is_write, split_prefix
 from api.encoded_slash import decode_name
 from api.settings import Settings
 from api.warehouse_cache import WarehouseCache
 from catalog_es.database import Connection
-from catalog_es.errors import BadRequestError, NoSuchWarehouseError
+from catalog_es.errors import BadRequestError, ForbiddenError, NoSuchWarehouseError
 from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import NIL_PROJECT_ID, Namespace
 from catalog_es.state import WarehouseRow
 from commands.context import CommandContext, require_active
+from projections.as_of_catalog import AsOfReadModel
 from projections.catalog_queries import CatalogReadModel
 
 # Litestar resolves the dependencies of one level of the dependency graph concurrently, one anyio task
@@ -39,7 +42,11 @@ def provide_ctx(state: State) -> CommandContext:
     return ctx
 
 
-def provide_read_model(ctx: CommandContext, state: State) -> CatalogReadModel:
+def provide_read_model(ctx: CommandContext, state: State, request: Request[Any, Any, Any]) -> CatalogReadModel:
+    """The current read model, or under an as-of prefix (`<warehouse>@<position>`) the catalog as of then."""
+    position = split_prefix(str(request.path_params.get("prefix", "")))[1]
+    if position is not None:
+        return AsOfReadModel(state.as_of, position)
     read_model: CatalogReadModel = state.read_model
     return read_model
 
@@ -59,7 +66,12 @@ async def provide_warehouse(prefix: str, access: ListingAccess, state: State) ->
     return await _warehouse(prefix, state)
 
 
-async def provide_catalog_warehouse(prefix: str, read_model: CatalogReadModel, state: State) -> WarehouseRow:
+async def provide_catalog_warehouse(
+    prefix: str, read_model: CatalogReadModel, state: State, request: Request[Any, Any, Any]
+) -> WarehouseRow:
+    """Raises: ForbiddenError for a write under an as-of prefix (a read-only view of the past)."""
+    if isinstance(read_model, AsOfReadModel) and is_write(request.method, request.url.path):
+        raise ForbiddenError(f"Warehouse {prefix!r} is the catalog as of a past position: read-only")
     return await _warehouse(prefix, state)
 
 
@@ -70,7 +82,7 @@ async def _warehouse(prefix: str, state: State) -> WarehouseRow:
     its connections one at a time and can never wait for a second one while holding the first.
     """
     try:
-        warehouse_id = uuid.UUID(prefix)
+        warehouse_id = uuid.UUID(split_prefix(prefix)[0])
     except ValueError:
         raise NoSuchWarehouseError(f"Warehouse {prefix!r} does not exist") from None
 
@@ -135,6 +147,9 @@ def provide_catalog_metadata(request: Request[Any, Any, Any], warehouse_row: War
 
 
 def provide_catalog_access(request: Request[Any, Any, Any], conn: Connection, state: State) -> ListingAccess:
+    """Under an as-of prefix listings are not filtered: the guard required describe on the whole warehouse."""
+    if split_prefix(str(request.path_params.get("prefix", "")))[1] is not None:
+        return ListingAccess(Authorizer(enabled=False), request_principal(request.scope))
     return ListingAccess(state.authorizer, request_principal(request.scope))
 
 

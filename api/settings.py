@@ -114,6 +114,8 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     s3_endpoint_allowed_hosts: str = ""
     metrics: MetricsSettings = MetricsSettings()
     events_api: EventsApiSettings = EventsApiSettings()
+    # As-of prefixes (`<warehouse>@<time or position>`): how many replayed past catalogs are kept in memory.
+    as_of_cache_size: Annotated[int, msgspec.Meta(ge=1)] = 4
     # Also record allowed reads (loadTable, loadView) in the access audit log (builtin authorizer only).
     audit_reads: bool = False
     ui: UiSettings = UiSettings()

@@ -19,6 +19,7 @@ from api.auth.access_audit import READS, REFUSALS, record_read, record_refusal
 from api.auth.authorizer import Authorizer
 from api.auth.principal import Principal, request_principal
 from api.auth.target import creation_project
+from api.catalog.as_of_prefix import split_prefix, split_warehouse_value
 from api.dependencies import parse_namespace, parse_parent, project_id_of, split_warehouse_name
 from api.encoded_slash import decode_name
 from api.management.wire import CreateWarehouseRequest, UpdateStorageRequest
@@ -46,11 +47,15 @@ class _Check:
         self.conn, self.authz, self.principal, self.read_model = conn, authz, principal, read_model
 
     async def warehouse(self, prefix: str, privilege: str | None = None) -> uuid.UUID:
+        """An as-of prefix (`<id>@<position>`) needs describe on the whole warehouse: its past is not filtered."""
         not_found = NoSuchWarehouseError(f"Warehouse {prefix!r} does not exist")
+        base, position = split_prefix(prefix)
         try:
-            warehouse_id = uuid.UUID(prefix)
+            warehouse_id = uuid.UUID(base)
         except ValueError:
             raise not_found from None
+        if position is not None and privilege is None:
+            privilege = "describe"
         if privilege:
             await self.authz.require(self.conn, self.principal, warehouse_id, privilege, not_found)
         else:
@@ -147,11 +152,15 @@ async def _config(check: _Check, params: dict[str, Any], connection: ASGIConnect
     value = connection.query_params.get("warehouse")
     if not value:
         return
+    value, as_of = split_warehouse_value(value)
     project_id, name = split_warehouse_name(value, project_id_of(connection, connection.app.state.settings))
     row = await check.read_model.warehouse_by_name(check.conn, project_id, name)
     if row is not None:
         not_found = NoSuchWarehouseError(f"Warehouse {value!r} does not exist")
-        await check.authz.require_visible(check.conn, check.principal, row.id, not_found)
+        if as_of is not None:  # the past is not filtered per object: it needs describe on the whole warehouse
+            await check.authz.require(check.conn, check.principal, row.id, "describe", not_found)
+        else:
+            await check.authz.require_visible(check.conn, check.principal, row.id, not_found)
 
 
 async def _list_namespaces(

@@ -9,6 +9,7 @@ from litestar import get
 from litestar.datastructures import State
 from litestar.params import Parameter
 
+from api.catalog.as_of_prefix import AS_OF_ENDPOINTS, resolve_as_of, split_warehouse_value
 from api.catalog.endpoints import IMPLEMENTED_ENDPOINTS
 from api.dependencies import split_warehouse_name
 from api.idempotency import iso_duration
@@ -31,15 +32,19 @@ async def get_config(
     """Raises: NoSuchWarehouseError (404, spec 1.11) for an unknown warehouse, WarehouseInactiveError (403)."""
     if not warehouse:
         raise BadRequestError("Pass the warehouse name as ?warehouse=<name>")
-    project, name = split_warehouse_name(warehouse, project_id)
+    value, as_of = split_warehouse_value(warehouse)
+    project, name = split_warehouse_name(value, project_id)
     row = await read_model.warehouse_by_name(conn, project, name)
     if row is None:
         raise NoSuchWarehouseError(f"Warehouse {warehouse!r} does not exist")
     require_active(row)
     settings: Settings = state.settings
+    prefix, endpoints = str(row.id), IMPLEMENTED_ENDPOINTS
+    if as_of is not None:  # `<name>@<time or position>`: the catalog as of then, read-only
+        prefix, endpoints = f"{row.id}@{await resolve_as_of(conn, as_of)}", AS_OF_ENDPOINTS
     return CatalogConfig(
-        defaults={"prefix": str(row.id)},
+        defaults={"prefix": prefix},
         overrides={},
-        endpoints=IMPLEMENTED_ENDPOINTS,
+        endpoints=endpoints,
         idempotency_key_lifetime=iso_duration(settings.idempotency_key_lifetime),
     )
