@@ -71,9 +71,7 @@ class Snapshot:
             previous = objects.pop(old, None) if old else None
             key = (uuid.UUID(data["namespace_id"]), name_key(data["name"]))
             metadata_position = position if action != "renamed" or previous is None else previous.metadata_position
-            objects[key] = _Tabular(
-                entity_id, uuid.UUID(data["warehouse_id"]), key[0], data["name"], metadata_position
-            )
+            objects[key] = _Tabular(entity_id, uuid.UUID(data["warehouse_id"]), key[0], data["name"], metadata_position)
             self.where[entity_id] = key
         elif action == "committed" and entity_id in self.where:
             objects[self.where[entity_id]].metadata_position = position
