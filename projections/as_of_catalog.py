@@ -30,11 +30,13 @@ _TYPES = [
     )
     for action in actions
 ]
-# Everything but the metadata documents and the commits' updates: what naming and placing needs.
+# Only what naming and placing needs (never the metadata documents, nor a commit's updates).
 _REPLAY = (
-    "SELECT global_position, type, stream_id, data - 'metadata' - 'updates' - 'requirements' FROM catalog_events"
+    "SELECT global_position, type, stream_id, data->>'warehouse_id', data->>'namespace_id', data->>'name',"
+    " data->'namespace', data->'properties', data->'updated', data->'removed' FROM catalog_events"
     " WHERE global_position > %s AND global_position <= %s AND type = ANY(%s) ORDER BY global_position LIMIT %s"
 )
+_FIELDS = ("warehouse_id", "namespace_id", "name", "namespace", "properties", "updated", "removed")
 _METADATA = "SELECT data->>'metadata_location', (data->'metadata')::text FROM catalog_events WHERE global_position = %s"
 
 
@@ -112,7 +114,8 @@ async def replay(conn: Connection, position: int) -> Snapshot:
     while True:
         cursor = await conn.execute(_REPLAY, (after, position, _TYPES, _BATCH))
         rows = await cursor.fetchall()
-        for global_position, event_type, stream_id, data in rows:
+        for global_position, event_type, stream_id, *fields in rows:
+            data = {key: value for key, value in zip(_FIELDS, fields, strict=True) if value is not None}
             snapshot.apply(int(global_position), str(event_type), str(stream_id), data)
         if len(rows) < _BATCH:
             return snapshot

@@ -1,7 +1,9 @@
 """Events endpoint benchmark: paging a warehouse's slice of a 100k-event log, with and without per-object access
 checks and filters, and the query plan of one page. Real PostgreSQL.
 
-Run: `python -m tests.bench.bench_events_api [--events 100000] [--explain]`. Not a pytest module.
+Also the as-of prefixes' first request (a replay) and snapshot size.
+
+Run: `python -m tests.bench.bench_events_api [--events 100000] [--tables 10000] [--explain]`. Not a pytest module.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import argparse
 import asyncio
 import tempfile
 import time
+import tracemalloc
 import uuid
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,8 @@ from catalog_es.clock import RandomIds, SystemClock
 from catalog_es.database import open_pool
 from catalog_es.events import NamespaceCreated, TableCommitted, TableCreated
 from catalog_es.eventstore import EventMetadata, EventStore
+from catalog_es.identifiers import Namespace
+from projections.as_of_catalog import AsOfCache, AsOfReadModel
 from projections.iceberg_events import _QUERY, EventQuery, read_iceberg_events
 from tests.bench.bench_relay import _fresh_database
 
@@ -32,15 +37,15 @@ TABLES_PER_NAMESPACE = 20
 GRANTED_EVERY = 100  # the restricted user may describe 1 % of the tables
 
 
-async def _fill(store: EventStore, dsn: str, events: int) -> tuple[uuid.UUID, list[uuid.UUID]]:
-    """Two warehouses, 90 % of the events in the first: namespaces, tables and commits to them, round-robin."""
+async def _fill(store: EventStore, dsn: str, events: int, tables_count: int) -> tuple[uuid.UUID, list[uuid.UUID]]:
+    """Two warehouses, 90 % of the tables in the first: namespaces, tables and commits to them, round-robin."""
     main, other = uuid.uuid4(), uuid.uuid4()
     tables: list[tuple[uuid.UUID, uuid.UUID, uuid.UUID, int]] = []  # table, namespace, warehouse, version
     objects: list[tuple[Any, ...]] = [(main, "warehouse", [main, PROJECT, SERVER_OBJECT_ID])]
     objects.append((other, "warehouse", [other, PROJECT, SERVER_OBJECT_ID]))
     written = 0
     async with store.transaction(META, serialised=False) as tx:
-        for index in range(events // 500):
+        for index in range(tables_count // TABLES_PER_NAMESPACE):
             warehouse = main if index % 10 else other
             namespace = uuid.uuid4()
             event = NamespaceCreated(
@@ -118,7 +123,31 @@ def _explain(dsn: str, query: EventQuery) -> None:
             print(line)
 
 
-async def main(events: int, explain: bool) -> None:
+async def _as_of(dsn: str, warehouse: uuid.UUID) -> None:
+    """The first request under an as-of prefix replays the log (then cached): its latency and the snapshot's size."""
+    pool = await open_pool(dsn, min_size=1, max_size=1)
+    try:
+        async with pool.connection() as conn:
+            head = int((await (await conn.execute("SELECT position FROM catalog_event_counter")).fetchone() or [0])[0])
+            tracemalloc.start()
+            started = time.perf_counter()
+            model = AsOfReadModel(AsOfCache(1), head // 2)
+            names = await model.list_namespaces(conn, warehouse, None, "", 10)
+            first = time.perf_counter() - started
+            size = tracemalloc.get_traced_memory()[0]
+            tracemalloc.stop()
+            started = time.perf_counter()
+            table = await model.table_document(conn, warehouse, Namespace((names[0][0],)), "t0")
+            load = time.perf_counter() - started
+            print(
+                f"as-of position {head // 2}: first request (replay) {first:.2f} s, snapshot {size / 2**20:.1f} MiB;"
+                f" then loadTable {load * 1000:.1f} ms ({'found' if table else 'missing'})"
+            )
+    finally:
+        await pool.close()
+
+
+async def main(events: int, explain: bool, tables_count: int = 10_000) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-events-") as work:
         dsn = _fresh_database(Path(work))
         await migrate(dsn)
@@ -126,7 +155,7 @@ async def main(events: int, explain: bool) -> None:
         try:
             store = EventStore(pool, clock=SystemClock(), ids=RandomIds())
             started = time.perf_counter()
-            warehouse, granted = await _fill(store, dsn, events)
+            warehouse, granted = await _fill(store, dsn, events, tables_count)
             print(f"filled {events} events in {time.perf_counter() - started:.1f} s")
         finally:
             await pool.close()
@@ -143,11 +172,13 @@ async def main(events: int, explain: bool) -> None:
             print(f"{name}: {found} events in {pages} requests, {elapsed:.2f} s, {found / elapsed:,.0f} events/s")
             if explain:
                 _explain(dsn, query)
+        await _as_of(dsn, warehouse)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--tables", type=int, default=10_000)
     parser.add_argument("--explain", action="store_true")
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.events, arguments.explain))
+    asyncio.run(main(arguments.events, arguments.explain, arguments.tables))
