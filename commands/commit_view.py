@@ -51,7 +51,9 @@ async def handle_commit_view(cmd: CommitView, ctx: CommandContext) -> ViewResult
         return ViewResult(metadata_location=current.metadata_location, metadata=current.metadata)
     if updated.location != base.location:
         require_inside_warehouse(updated.location, warehouse.location, warehouse.alternative_schemes)
-    metadata_location = next_view_metadata_location(updated.location, current.metadata_location, ctx.ids.new_id())
+    metadata_location = next_view_metadata_location(updated, current.metadata_location, ctx.ids.new_id())
+    # `write.metadata.path` may point elsewhere
+    require_inside_warehouse(metadata_location, warehouse.location, warehouse.alternative_schemes)
     document = view_metadata_to_json(updated)
     storage = await ctx.storage(warehouse)
     try:  # a compare-and-swap on the view's stream: nothing else to check under the counter lock

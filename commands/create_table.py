@@ -10,10 +10,10 @@ from catalog_es.errors import BadRequestError
 from catalog_es.events import Json, TableCreated
 from catalog_es.identifiers import Namespace, validate_name
 from catalog_es.locations import require_inside_warehouse
-from catalog_es.metadata.tables import metadata_to_json, new_metadata, next_metadata_location
+from catalog_es.metadata.tables import metadata_to_json, new_metadata, next_metadata_location, table_directories
 from catalog_es.storage.layout import table_location
 from catalog_es.store.eventstore import EventMetadata
-from commands.context import CommandContext
+from commands.context import CommandContext, off_loop
 from commands.name_conflicts import name_holder, table_name_taken
 from commands.table_writes import (
     TableResult,
@@ -77,6 +77,7 @@ async def handle_create_table(cmd: CreateTable, ctx: CommandContext) -> TableRes
     storage = await ctx.storage(warehouse)
     await claim_new_location(ctx, storage, warehouse=warehouse, location=location, table_id=table_id)
     if cmd.stage_create:
+        await off_loop(storage.make_directories, table_directories(metadata))
         return TableResult(metadata_location=None, metadata=metadata_to_json(metadata))
     metadata_location = next_metadata_location(metadata, None)
     document = metadata_to_json(metadata)

@@ -71,7 +71,8 @@ async def handle_create_view(cmd: CreateView, ctx: CommandContext) -> ViewResult
         properties=cmd.properties,
         now_ms=ctx.now_ms(),
     )
-    metadata_location = next_view_metadata_location(location, None, ctx.ids.new_id())
+    metadata_location = next_view_metadata_location(metadata, None, ctx.ids.new_id())
+    require_inside_warehouse(metadata_location, warehouse.location)  # `write.metadata.path` may point elsewhere
     document = view_metadata_to_json(metadata)
     async with metadata_written(ctx, await ctx.storage(warehouse), metadata_location, document, cmd.metadata) as tx:
         namespace = await ctx.existing_namespace(tx.conn, cmd.warehouse_id, cmd.namespace)

@@ -12,6 +12,7 @@ from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionSpec
 from pyiceberg.schema import Schema
+from pyiceberg.table import TableProperties
 from pyiceberg.table.locations import load_location_provider
 from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil, new_table_metadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
@@ -21,18 +22,24 @@ from pyiceberg.table.update import (
     _apply_table_update,
     _TableMetadataUpdateContext,
     _update_table_metadata_log,
-    update_table_metadata,
 )
 from pyiceberg.utils.datetime import datetime_to_millis
 
 from catalog_es.errors import BadRequestError, CommitFailedError
 from catalog_es.events import Json
+from catalog_es.locations import is_strictly_inside
+from catalog_es.metadata import ids  # noqa: F401 # registers the id-assigning schema, spec and order updates
 from catalog_es.metadata.encryption_keys import KEY_ID_PROPERTY, AnyTableUpdate, KeyedTableMetadataV3
 from catalog_es.metadata.requirement_failures import reference_message
+from catalog_es.metadata.row_lineage import next_row_id_of, with_next_row_id
+from catalog_es.metadata.variant_type import with_variant_types
 
 _REQUIREMENTS = pydantic.TypeAdapter(list[TableRequirement])
 _UPDATES = pydantic.TypeAdapter(list[AnyTableUpdate])
 _FIRST_PARTITION_FIELD_ID = 1000
+# What Iceberg Java's and Lakekeeper's new tables get unless the client chooses: Java writers fall
+# back to gzip on a table without the property.
+_NEW_TABLE_PROPERTIES = {TableProperties.PARQUET_COMPRESSION: "zstd"}
 _T = TypeVar("_T")
 
 
@@ -59,12 +66,29 @@ def metadata_to_json(metadata: TableMetadata) -> Json:
 
 def parse_metadata(document: Json) -> TableMetadata:
     """Raises: BadRequestError when the document is not valid table metadata."""
+    document = _with_variant_schemas(document)
     try:
         if document.get("format-version") == 3:
-            return KeyedTableMetadataV3.model_validate(document)
+            return KeyedTableMetadataV3.model_validate({**document, "next-row-id": next_row_id_of(document)})
         return TableMetadataUtil.parse_obj(document)
     except (pydantic.ValidationError, TypeError, ValueError, IcebergValidationError) as exc:
         raise BadRequestError(f"Invalid table metadata: {exc}") from None
+
+
+def _with_variant_schemas(document: Json) -> Json:
+    """The metadata document with `variant` types that pyiceberg can validate (see `variant_type`)."""
+    if not isinstance(document.get("schemas"), list):
+        return document
+    return {**document, "schemas": [with_variant_types(schema) for schema in document["schemas"]]}
+
+
+def _with_variant_updates(updates: list[Json]) -> list[Json]:
+    return [
+        {**update, "schema": with_variant_types(update["schema"])}
+        if isinstance(update, dict) and update.get("action") == "add-schema" and "schema" in update
+        else update
+        for update in updates
+    ]
 
 
 def new_metadata(
@@ -90,13 +114,14 @@ def new_metadata(
         ]
         spec_json.setdefault("spec-id", 0)
     try:
-        parsed_schema = Schema.model_validate(schema)
+        parsed_schema = Schema.model_validate(with_variant_types(schema))
         spec = PartitionSpec.model_validate(spec_json) if spec_json else UNPARTITIONED_PARTITION_SPEC
         order = SortOrder.model_validate(write_order) if write_order else UNSORTED_SORT_ORDER
-        metadata = new_table_metadata(parsed_schema, spec, order, location, dict(properties), table_uuid=table_uuid)
+        initial_properties = {**_NEW_TABLE_PROPERTIES, **properties}
+        metadata = new_table_metadata(parsed_schema, spec, order, location, initial_properties, table_uuid=table_uuid)
     except (pydantic.ValidationError, TypeError, ValueError) as exc:
         raise BadRequestError(f"Invalid table definition: {exc}") from None
-    return metadata.model_copy(update={"last_updated_ms": last_updated_ms})
+    return with_next_row_id(metadata).model_copy(update={"last_updated_ms": last_updated_ms})
 
 
 def commit(
@@ -112,21 +137,20 @@ def commit(
         BadRequestError: an update is unknown or cannot be applied.
     """
     parsed_requirements = _parse(_REQUIREMENTS, requirements, "requirements")
-    parsed_updates = _parse(_UPDATES, updates, "updates")
+    parsed_updates = _parse(_UPDATES, _with_variant_updates(updates), "updates")
     for requirement in parsed_requirements:
         try:
             requirement.validate(base)
         except CommitFailedException as exc:
             raise CommitFailedError(reference_message(requirement, base, str(exc))) from None
     try:
-        if base is None:
-            updated = update_table_metadata(
-                base_metadata=MetastoreCatalog._empty_table_metadata(),
-                updates=tuple(parsed_updates),  # type: ignore[arg-type] # encryption-key updates are registered
-                enforce_validation=True,
-            )
+        if base is None:  # built up from pyiceberg's empty v1 metadata, then fully validated
+            built = _updated(MetastoreCatalog._empty_table_metadata(), parsed_updates, None)  # type: ignore[arg-type]
+            updated = parse_metadata(metadata_to_json(built))
         else:
-            updated = _updated(base, parsed_updates, base_location)  # type: ignore[arg-type] # as above
+            updated = _updated(base, parsed_updates, base_location)  # type: ignore[arg-type] # encryption-key updates are registered
+        for schema in updated.schemas:  # e.g. a v3 type in a v2 table, or a v3 table downgraded
+            schema.check_format_version_compatibility(updated.format_version)
     except (pydantic.ValidationError, TypeError, ValueError) as exc:
         raise BadRequestError(f"Cannot apply updates: {exc}") from None
     key_id = base.properties.get(KEY_ID_PROPERTY) if base is not None else None
@@ -162,6 +186,13 @@ def next_metadata_location(metadata: TableMetadata, previous_location: str | Non
     version = MetastoreCatalog._parse_metadata_version(previous_location) + 1 if previous_location else 0
     provider = load_location_provider(metadata.location, metadata.properties)
     return provider.new_table_metadata_file_location(version)
+
+
+def table_directories(metadata: TableMetadata) -> list[str]:
+    """The table's metadata and data directories (pyiceberg's layout), those inside its location only."""
+    provider = load_location_provider(metadata.location, metadata.properties)
+    candidates = (provider.metadata_path, provider.data_path)
+    return [path for path in candidates if is_strictly_inside(path, metadata.location)]
 
 
 def only_referenced_snapshots(document: Json) -> Json:

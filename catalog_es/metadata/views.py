@@ -33,6 +33,7 @@ FORMAT_VERSION = 1
 # replace may lose a SQL dialect of the version it replaces.
 VERSION_HISTORY_SIZE = "version.history.num-entries"
 DROP_DIALECT_ALLOWED = "replace.drop-dialect.allowed"
+WRITE_METADATA_PATH = "write.metadata.path"  # Java ViewProperties.WRITE_METADATA_LOCATION
 _VERSION_HISTORY_SIZE_DEFAULT = 10
 # REST spec: a schema id or view-version id of -1 means "the one added earlier in this commit".
 _LAST_ADDED = -1
@@ -317,7 +318,12 @@ def commit_view(base: ViewMetadata, requirements: list[Json], updates: list[Json
     return builder.build()
 
 
-def next_view_metadata_location(location: str, previous_location: str | None, file_id: uuid.UUID) -> str:
-    """`<location>/metadata/<version>-<file id>.metadata.json`, numbered after the previous file."""
+def next_view_metadata_location(metadata: ViewMetadata, previous_location: str | None, file_id: uuid.UUID) -> str:
+    """`<metadata path>/<version>-<file id>.metadata.json`, numbered after the previous file.
+
+    The metadata path is the view's `write.metadata.path` when set (as for tables, and as Iceberg
+    Java's view operations do), else `<location>/metadata`.
+    """
     version = MetastoreCatalog._parse_metadata_version(previous_location) + 1 if previous_location else 0
-    return f"{normalize_location(location)}/metadata/{version:05d}-{file_id}.metadata.json"
+    metadata_path = metadata.properties.get(WRITE_METADATA_PATH) or f"{normalize_location(metadata.location)}/metadata"
+    return f"{normalize_location(metadata_path)}/{version:05d}-{file_id}.metadata.json"

@@ -171,7 +171,8 @@ class WarehouseStorage:
             directory = os.path.dirname(directory)
 
     def is_empty(self, location: str) -> bool:
-        """Whether nothing is stored at or below the location.
+        """Whether no file is stored at or below the location (empty directories, as a staged create
+        leaves them, do not count).
 
         Raises:
             StorageAccessError: the S3 store cannot be listed.
@@ -185,7 +186,22 @@ class WarehouseStorage:
             return True
         if info.type == pafs.FileType.File:
             return False
-        return not filesystem.get_file_info(pafs.FileSelector(path, recursive=True))
+        listing = filesystem.get_file_info(pafs.FileSelector(path, recursive=True))
+        return not any(entry.type != pafs.FileType.Directory for entry in listing)
+
+    def make_directories(self, locations: list[str]) -> None:
+        """Create local directories (a no-op on object stores, which have none).
+
+        Engines that write a staged table's first files directly, as DuckDB does, expect the
+        table's directories to exist on a local filesystem; nothing else would create them.
+        """
+        for location in locations:
+            path = _local_path(normalize_location(location))
+            if path is not None:
+                try:
+                    path.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise StorageAccessError(f"Cannot create directory {location}: {exc}") from exc
 
     def purge(self, location: str) -> None:
         """Delete everything at and below the location (not used for tables: see `purge_table`).

@@ -271,3 +271,25 @@ def test_view_pages_hold_every_view_once_when_views_are_created_while_paging(res
 
     assert seen == ["v0", "v1", "v2", "v3", "v3b", "v4", "v5", "v6"]
     assert view_names(rest, "shop") == ["a_first", *seen]
+
+
+def test_view_metadata_files_go_to_write_metadata_path_when_the_view_sets_it(rest: RestApi) -> None:
+    create_namespace(rest, "meta")
+    plain = create_view(rest, "meta", "plain").json()
+    warehouse = local_path(plain["metadata"]["location"]).parent.parent
+    custom = warehouse / "custom-view-metadata"
+
+    created = create_view(rest, "meta", "v", {"properties": {"write.metadata.path": custom.as_uri()}})
+    replaced = rest.http.post(
+        view_url(rest, "meta", "v"), json={"updates": [{"action": "set-properties", "updates": {"comment": "v2"}}]}
+    )
+    outside = create_view(rest, "meta", "w", {"properties": {"write.metadata.path": "file:///elsewhere/meta"}})
+
+    assert created.status_code == 200, created.text
+    assert replaced.status_code == 200, replaced.text
+    for body in (created.json(), replaced.json()):
+        assert local_path(body["metadata-location"]).parent == custom
+        assert local_path(body["metadata-location"]).is_file()
+    assert sorted(path.name[:5] for path in custom.iterdir()) == ["00000", "00001"]
+    assert_error(outside, 400, "BadRequestException")
+    assert not Path("/elsewhere").exists()

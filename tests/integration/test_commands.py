@@ -297,7 +297,9 @@ def test_create_table_stages_without_writing_when_stage_create_is_set(open_catal
     assert after == head
     assert result.metadata_location is None
     assert row is None
-    assert not Path(local_path(result.metadata["location"])).exists()
+    table_dir = Path(local_path(result.metadata["location"]))
+    assert not [path for path in table_dir.rglob("*") if not path.is_dir()]  # no file, no event
+    assert {path.name for path in table_dir.iterdir()} == {"metadata", "data"}  # for engines that write there
 
 
 def test_commit_table_writes_next_metadata_when_setting_properties(open_catalog):
@@ -322,7 +324,7 @@ def test_commit_table_writes_next_metadata_when_setting_properties(open_catalog)
             return created, committed, await _row(catalog, DB, "t"), await catalog.store.read()
 
     created, committed, row, events = asyncio.run(scenario())
-    assert committed.metadata["properties"] == {"keep": "1", "new": "3"}
+    assert committed.metadata["properties"] == {"keep": "1", "new": "3", "write.parquet.compression-codec": "zstd"}
     assert committed.metadata_location.split("/")[-1].startswith("00001-")
     assert row.metadata == committed.metadata
     assert row.metadata_location == committed.metadata_location

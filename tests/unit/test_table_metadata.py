@@ -129,7 +129,7 @@ def test_commit_applies_updates_when_requirements_hold():
             {"action": "remove-properties", "removals": ["a"]},
         ],
     )
-    assert updated.properties == {"b": "2", "c": "3"}
+    assert updated.properties == {"write.parquet.compression-codec": "zstd", "b": "2", "c": "3"}
     assert [entry.metadata_file for entry in updated.metadata_log] == [BASE_LOCATION]
 
 

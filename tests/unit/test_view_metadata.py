@@ -240,13 +240,22 @@ def test_replace_expires_oldest_versions_and_their_log_when_history_size_is_exce
 def test_next_metadata_location_numbers_files_after_the_previous_one():
     file_id = uuid.UUID(int=3)
 
-    assert (
-        next_view_metadata_location("file:/wh/v/", None, file_id)
-        == f"file:///wh/v/metadata/00000-{file_id}.metadata.json"
+    spelled_by_spark = created().model_copy(update={"location": "file:/wh/ns/v/"})
+    assert next_view_metadata_location(spelled_by_spark, None, file_id) == (
+        f"file:///wh/ns/v/metadata/00000-{file_id}.metadata.json"
     )
     previous = f"{LOCATION}/metadata/00007-{uuid.UUID(int=1)}.metadata.json"
-    assert (
-        next_view_metadata_location(LOCATION, previous, file_id) == f"{LOCATION}/metadata/00008-{file_id}.metadata.json"
+    assert next_view_metadata_location(created(), previous, file_id) == (
+        f"{LOCATION}/metadata/00008-{file_id}.metadata.json"
+    )
+
+
+def test_next_metadata_location_is_under_write_metadata_path_when_the_view_sets_it():
+    file_id = uuid.UUID(int=3)
+    metadata = created({"write.metadata.path": "file:/wh/ns/custom-meta/"})
+
+    assert next_view_metadata_location(metadata, None, file_id) == (
+        f"file:///wh/ns/custom-meta/00000-{file_id}.metadata.json"
     )
 
 

@@ -181,7 +181,6 @@ def test_names_with_spaces_and_special_characters_survive_create_list_load_renam
     assert catalog.dropNamespace(namespace)
 
 
-@pytest.mark.xfail(strict=False, reason="v3 metadata lacks next-row-id until the conf-metadata fix (#14 defect 1)")
 def test_format_v3_table_is_created_and_loaded_when_the_java_client_asks_for_it(
     java: Java, catalog: Any, namespace: Any
 ):
