@@ -11,16 +11,16 @@ from typing import TypeVar
 import msgspec
 
 from catalog_es.clock import Clock, IdSource, millis
-from catalog_es.database import Connection
 from catalog_es.errors import BadRequestError, NoSuchNamespaceError, NoSuchWarehouseError, WarehouseInactiveError
-from catalog_es.eventstore import EventStore
-from catalog_es.file_roots import FileStorageRoots
 from catalog_es.identifiers import Namespace
-from catalog_es.outbound import EndpointPolicy
-from catalog_es.secrets import SecretStore
 from catalog_es.state import CatalogState, NamespaceRow, WarehouseRow
-from catalog_es.storage import WarehouseStorage
-from catalog_es.storage_profiles import StorageCredential, decode_credential, decode_profile
+from catalog_es.storage.file_roots import FileStorageRoots
+from catalog_es.storage.files import WarehouseStorage
+from catalog_es.storage.outbound import EndpointPolicy
+from catalog_es.storage.profiles import StorageCredential, decode_credential, decode_profile
+from catalog_es.store.database import Connection
+from catalog_es.store.eventstore import EventStore
+from catalog_es.store.secrets import SecretStore
 
 _T = TypeVar("_T")
 

@@ -8,8 +8,6 @@ from typing import Any
 from litestar.connection import ASGIConnection
 
 from api.auth.principal import Principal
-from catalog_es.access_log import AccessRecord, record_access
-from catalog_es.database import Connection
 from catalog_es.errors import (
     CatalogError,
     ForbiddenError,
@@ -19,6 +17,8 @@ from catalog_es.errors import (
     NoSuchViewError,
     NoSuchWarehouseError,
 )
+from catalog_es.store.access_log import AccessRecord, record_access
+from catalog_es.store.database import Connection
 
 # Reads recorded when `audit_reads` is on (the routes that hand out table and view metadata; this catalog vends
 # no credentials and signs no requests).

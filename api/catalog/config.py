@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 from typing import Annotated
 
 from litestar import get
 from litestar.datastructures import State
 from litestar.params import Parameter
 
-from api.catalog.as_of_prefix import AS_OF_ENDPOINTS, resolve_as_of, split_warehouse_value
+from api.as_of_prefix import is_read, resolve_as_of, split_warehouse_value
 from api.catalog.endpoints import IMPLEMENTED_ENDPOINTS
+from api.catalog.wire import CatalogConfig
 from api.dependencies import split_warehouse_name
-from api.idempotency import iso_duration
 from api.settings import Settings
-from api.wire import CatalogConfig
-from catalog_es.database import Connection
 from catalog_es.errors import BadRequestError, NoSuchWarehouseError
+from catalog_es.store.database import Connection
 from commands.context import require_active
-from projections.catalog_queries import CatalogReadModel
+from projections.catalog.queries import CatalogReadModel
 
 
 @get("/catalog/v1/config")
@@ -41,10 +41,20 @@ async def get_config(
     settings: Settings = state.settings
     prefix, endpoints = str(row.id), IMPLEMENTED_ENDPOINTS
     if as_of is not None:  # `<name>@<time or position>`: the catalog as of then, read-only
-        prefix, endpoints = f"{row.id}@{await resolve_as_of(conn, as_of)}", AS_OF_ENDPOINTS
+        prefix = f"{row.id}@{await resolve_as_of(conn, as_of)}"
+        endpoints = [endpoint for endpoint in IMPLEMENTED_ENDPOINTS if is_read(endpoint)]
     return CatalogConfig(
         defaults={"prefix": prefix},
         overrides={},
         endpoints=endpoints,
         idempotency_key_lifetime=iso_duration(settings.idempotency_key_lifetime),
+    )
+
+
+def iso_duration(lifetime: timedelta) -> str:
+    """`PT30M`-style ISO-8601 duration, as `/config` advertises it."""
+    return (
+        f"PT{int(lifetime.total_seconds())}S"
+        if lifetime.total_seconds() % 60
+        else f"PT{int(lifetime.total_seconds() // 60)}M"
     )

@@ -13,12 +13,12 @@ from api.auth.principal import request_principal
 from api.catalog.events_wire import QueryEventsRequest, QueryEventsResponse, decode_token, encode_token
 from api.dependencies import CATALOG_DEPENDENCIES
 from api.settings import EventsApiSettings, Settings
-from catalog_es.database import Connection
 from catalog_es.errors import BadRequestError
 from catalog_es.state import WarehouseRow
-from projections import permissions_queries
-from projections.iceberg_events import EventQuery, first_position_after, read_iceberg_events
-from projections.iceberg_operations import iceberg_event
+from catalog_es.store.database import Connection
+from projections.audit.iceberg_events import EventQuery, first_position_after, read_iceberg_events
+from projections.audit.iceberg_operations import iceberg_event
+from projections.permissions import queries as permissions_queries
 
 
 def _page_size(requested: int | None, settings: EventsApiSettings) -> int:

@@ -12,7 +12,7 @@ import msgspec
 
 from catalog_es.errors import BadRequestError
 from catalog_es.events import EVENT_TYPES
-from projections.iceberg_operations import CUSTOM, OPERATION_TYPES, OPERATIONS
+from projections.audit.iceberg_operations import CUSTOM, OPERATION_TYPES, OPERATIONS
 
 ObjectType = Literal["namespace", "table", "view"]
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

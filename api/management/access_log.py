@@ -9,9 +9,9 @@ from litestar import get
 from litestar.params import Parameter
 
 from api.management.audit_params import parse_time
-from catalog_es.access_log import AccessRecord, read_access_log
-from catalog_es.database import Connection
 from catalog_es.errors import BadRequestError
+from catalog_es.store.access_log import AccessRecord, read_access_log
+from catalog_es.store.database import Connection
 
 
 class AccessLogPage(msgspec.Struct, rename="kebab"):

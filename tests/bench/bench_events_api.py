@@ -20,15 +20,15 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from api.runtime import migrate
-from catalog_es.authz_model import SERVER_OBJECT_ID
+from api.runtime.database import migrate
 from catalog_es.clock import RandomIds, SystemClock
-from catalog_es.database import open_pool
 from catalog_es.events import NamespaceCreated, TableCommitted, TableCreated
-from catalog_es.eventstore import EventMetadata, EventStore
 from catalog_es.identifiers import Namespace
-from projections.as_of_catalog import AsOfCache, AsOfReadModel
-from projections.iceberg_events import _QUERY, EventQuery, read_iceberg_events
+from catalog_es.privileges import SERVER_OBJECT_ID
+from catalog_es.store.database import open_pool
+from catalog_es.store.eventstore import EventMetadata, EventStore
+from projections.audit.iceberg_events import _QUERY, EventQuery, read_iceberg_events
+from projections.catalog.as_of import AsOfCache, AsOfReadModel
 from tests.bench.bench_relay import _fresh_database
 
 META = EventMetadata(actor="bench", request_id="bench")

@@ -10,7 +10,7 @@ import pytest
 
 from api.catalog.events_wire import QueryEventsRequest, decode_token, encode_token
 from catalog_es.errors import BadRequestError
-from projections.iceberg_operations import OPERATIONS, custom_type
+from projections.audit.iceberg_operations import OPERATIONS, custom_type
 
 
 def _request(**fields) -> QueryEventsRequest:

@@ -1,0 +1,232 @@
+"""The catalog as of a log position, for engines: a replayed, cached index of names, serving the metadata from the log.
+
+A snapshot keeps names and the position of each table's and view's latest metadata event, never the metadata
+itself (read from the log on load), so its size grows with the number of objects, not with their metadata.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from catalog_es.errors import BadRequestError
+from catalog_es.identifiers import Namespace, name_key
+from catalog_es.state import NamespaceRow, TableRow, ViewRow
+from catalog_es.store.database import Connection
+from projections.catalog.queries import CatalogReadModel
+
+_BATCH = 5000
+_TYPES = [
+    f"io.catalog-es.{kind}.{action}.v1"
+    for kind, actions in (
+        ("namespace", ("created", "properties-updated", "dropped")),
+        ("table", ("created", "registered", "committed", "renamed", "dropped")),
+        ("view", ("created", "registered", "committed", "renamed", "dropped")),
+    )
+    for action in actions
+]
+# Only what naming and placing needs (never the metadata documents, nor a commit's updates).
+_REPLAY = (
+    "SELECT global_position, type, stream_id, data->>'warehouse_id', data->>'namespace_id', data->>'name',"
+    " data->'namespace', data->'properties', data->'updated', data->'removed' FROM catalog_events"
+    " WHERE global_position > %s AND global_position <= %s AND type = ANY(%s) ORDER BY global_position LIMIT %s"
+)
+_FIELDS = ("warehouse_id", "namespace_id", "name", "namespace", "properties", "updated", "removed")
+_METADATA = "SELECT data->>'metadata_location', (data->'metadata')::text FROM catalog_events WHERE global_position = %s"
+
+
+@dataclass
+class _Tabular:
+    id: uuid.UUID
+    warehouse_id: uuid.UUID
+    namespace_id: uuid.UUID
+    name: str
+    metadata_position: int
+
+
+@dataclass
+class Snapshot:
+    """Namespaces by (warehouse, key); tables and views by (namespace id, name key)."""
+
+    position: int
+    namespaces: dict[tuple[uuid.UUID, str], NamespaceRow] = field(default_factory=dict)
+    namespace_ids: dict[uuid.UUID, tuple[uuid.UUID, str]] = field(default_factory=dict)
+    tabulars: dict[str, dict[tuple[uuid.UUID, str], _Tabular]] = field(
+        default_factory=lambda: {"table": {}, "view": {}}
+    )
+    where: dict[uuid.UUID, tuple[uuid.UUID, str]] = field(default_factory=dict)  # tabular id -> its key
+
+    def apply(self, position: int, event_type: str, stream_id: str, data: dict[str, Any]) -> None:
+        kind, _, action = event_type.removeprefix("io.catalog-es.").removesuffix(".v1").partition(".")
+        entity_id = uuid.UUID(stream_id.partition("-")[2])
+        if kind == "namespace":
+            self._namespace(entity_id, action, data)
+            return
+        objects = self.tabulars[kind]
+        if action in ("created", "registered", "renamed"):
+            old = self.where.pop(entity_id, None)
+            previous = objects.pop(old, None) if old else None
+            key = (uuid.UUID(data["namespace_id"]), name_key(data["name"]))
+            metadata_position = position if action != "renamed" or previous is None else previous.metadata_position
+            objects[key] = _Tabular(entity_id, uuid.UUID(data["warehouse_id"]), key[0], data["name"], metadata_position)
+            self.where[entity_id] = key
+        elif action == "committed" and entity_id in self.where:
+            objects[self.where[entity_id]].metadata_position = position
+        elif action == "dropped" and entity_id in self.where:
+            objects.pop(self.where.pop(entity_id), None)
+
+    def _namespace(self, namespace_id: uuid.UUID, action: str, data: dict[str, Any]) -> None:
+        if action == "created":
+            row = NamespaceRow(
+                namespace_id, uuid.UUID(data["warehouse_id"]), list(data["namespace"]), dict(data["properties"]), 1
+            )
+            key = (row.warehouse_id, row.namespace.key)
+            self.namespaces[key] = row
+            self.namespace_ids[namespace_id] = key
+        elif action == "properties-updated" and namespace_id in self.namespace_ids:
+            key = self.namespace_ids[namespace_id]
+            row = self.namespaces[key]
+            properties = {k: v for k, v in row.properties.items() if k not in data["removed"]} | data["updated"]
+            self.namespaces[key] = NamespaceRow(row.id, row.warehouse_id, row.parts, properties, row.version + 1)
+        elif action == "dropped" and namespace_id in self.namespace_ids:
+            self.namespaces.pop(self.namespace_ids.pop(namespace_id), None)
+
+
+class FuturePositionError(BadRequestError):
+    """An as-of position past the log's end would change as the log grows."""
+
+
+async def replay(conn: Connection, position: int) -> Snapshot:
+    """Names and placements after every event up to `position`, read in batches without the metadata.
+
+    Raises: FuturePositionError when the log has not reached `position` yet.
+    """
+    cursor = await conn.execute("SELECT position FROM catalog_event_counter")
+    head = await cursor.fetchone()
+    if head is None or position > int(head[0]):
+        raise FuturePositionError(f"The log has not reached position {position} yet")
+    snapshot, after = Snapshot(position), 0
+    while True:
+        cursor = await conn.execute(_REPLAY, (after, position, _TYPES, _BATCH))
+        rows = await cursor.fetchall()
+        for global_position, event_type, stream_id, *fields in rows:
+            data = {key: value for key, value in zip(_FIELDS, fields, strict=True) if value is not None}
+            snapshot.apply(int(global_position), str(event_type), str(stream_id), data)
+        if len(rows) < _BATCH:
+            return snapshot
+        after = int(rows[-1][0])
+
+
+class AsOfCache:
+    """The most recently used snapshots, at most `size` of them (each replayed once, concurrent askers wait)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._snapshots: OrderedDict[int, Snapshot] = OrderedDict()
+        self._lock = asyncio.Lock()
+
+    async def get(self, conn: Connection, position: int) -> Snapshot:
+        async with self._lock:
+            if position in self._snapshots:
+                self._snapshots.move_to_end(position)
+                return self._snapshots[position]
+            snapshot = await replay(conn, position)
+            self._snapshots[position] = snapshot
+            while len(self._snapshots) > self._size:
+                self._snapshots.popitem(last=False)
+            return snapshot
+
+
+class AsOfReadModel(CatalogReadModel):
+    """The catalog read model's reads, answered as of one position; warehouses (and writes) stay current."""
+
+    def __init__(self, cache: AsOfCache, position: int) -> None:
+        self._cache, self.position = cache, position
+
+    async def _snapshot(self, conn: Connection) -> Snapshot:
+        return await self._cache.get(conn, self.position)
+
+    async def namespace(self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace) -> NamespaceRow | None:
+        return (await self._snapshot(conn)).namespaces.get((warehouse_id, namespace.key))
+
+    async def _tabular(
+        self, conn: Connection, kind: str, warehouse_id: uuid.UUID, namespace: Namespace, name: str
+    ) -> tuple[NamespaceRow, _Tabular, str, str] | None:
+        snapshot = await self._snapshot(conn)
+        parent = snapshot.namespaces.get((warehouse_id, namespace.key))
+        found = parent and snapshot.tabulars[kind].get((parent.id, name_key(name)))
+        if parent is None or not found:
+            return None
+        cursor = await conn.execute(_METADATA, (found.metadata_position,))
+        row = await cursor.fetchone()
+        return (parent, found, str(row[0]), str(row[1])) if row else None
+
+    async def table_document(
+        self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
+    ) -> tuple[str, bytes] | None:
+        found = await self._tabular(conn, "table", warehouse_id, namespace, name)
+        return (found[2], found[3].encode()) if found else None
+
+    async def table(
+        self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
+    ) -> TableRow | None:
+        found = await self._tabular(conn, "table", warehouse_id, namespace, name)
+        if found is None:
+            return None
+        parent, tabular, location, document = found
+        return TableRow(*_row(parent, tabular, location, document))
+
+    async def view(self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str) -> ViewRow | None:
+        found = await self._tabular(conn, "view", warehouse_id, namespace, name)
+        if found is None:
+            return None
+        parent, tabular, location, document = found
+        return ViewRow(*_row(parent, tabular, location, document))
+
+    async def list_namespaces(
+        self, conn: Connection, warehouse_id: uuid.UUID, parent: Namespace | None, after: str, limit: int | None
+    ) -> list[list[str]]:
+        depth = len(parent.parts) + 1 if parent else 1
+        prefix = parent.key if parent else ""
+        rows = sorted(
+            (key, row)
+            for (warehouse, key), row in (await self._snapshot(conn)).namespaces.items()
+            if warehouse == warehouse_id
+            and len(row.parts) == depth
+            and (parent is None or Namespace(tuple(row.parts[:-1])).key == prefix)
+            and key > after
+        )
+        return [row.parts for _, row in rows[:limit]]
+
+    async def list_tables(self, conn: Connection, namespace_id: uuid.UUID, after: str, limit: int | None) -> list[str]:
+        return await self._names(conn, "table", namespace_id, after, limit)
+
+    async def list_views(self, conn: Connection, namespace_id: uuid.UUID, after: str, limit: int | None) -> list[str]:
+        return await self._names(conn, "view", namespace_id, after, limit)
+
+    async def _names(
+        self, conn: Connection, kind: str, namespace_id: uuid.UUID, after: str, limit: int | None
+    ) -> list[str]:
+        objects = (await self._snapshot(conn)).tabulars[kind]
+        keys = sorted(key for namespace, key in objects if namespace == namespace_id and key > after)
+        return [objects[(namespace_id, key)].name for key in keys[:limit]]
+
+
+def _row(parent: NamespaceRow, tabular: _Tabular, location: str, document: str) -> tuple[Any, ...]:
+    metadata = msgspec.json.decode(document)
+    return (
+        tabular.id,
+        tabular.warehouse_id,
+        parent.id,
+        parent.parts,
+        tabular.name,
+        metadata.get("location", ""),
+        location,
+        metadata,
+        0,
+    )
