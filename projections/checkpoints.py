@@ -1,4 +1,4 @@
-"""Checkpoints: the NATS relay's (leadership lock, lag) and the projectors' (moved in their transaction)."""
+"""Both checkpoint tables, the relay's leadership lock, and the one lag computation every status report uses."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from datetime import datetime
 import msgspec
 
 from catalog_es.store.database import Connection
+from catalog_es.store.eventstore import event_time, log_head
 from catalog_es.store.migrations import Migration
 
 RELAY_MIGRATIONS = (
@@ -64,22 +65,26 @@ async def advance_checkpoint(conn: Connection, relay: str, position: int) -> Non
     )
 
 
-async def log_head(conn: Connection) -> int:
-    cursor = await conn.execute("SELECT position FROM catalog_event_counter")
-    row = await cursor.fetchone()
-    return int(row[0]) if row else 0
+class Lag(msgspec.Struct, frozen=True):
+    """How far a follower is behind the log: positions, and seconds since its oldest unapplied event."""
+
+    checkpoint: int
+    head: int
+    positions: int
+    seconds: float
 
 
-async def event_time(conn: Connection, position: int) -> datetime | None:
-    cursor = await conn.execute("SELECT time FROM catalog_events WHERE global_position = %s", (position,))
-    row = await cursor.fetchone()
-    return row[0] if row else None
+async def lag(conn: Connection, checkpoint: int, now: datetime) -> Lag:
+    """The one place that measures lag (relay status, projector status, /health, /metrics)."""
+    head = await log_head(conn)
+    oldest = await event_time(conn, checkpoint + 1) if head > checkpoint else None
+    seconds = max(0.0, (now - oldest).total_seconds()) if oldest else 0.0
+    return Lag(checkpoint=checkpoint, head=head, positions=head - checkpoint, seconds=seconds)
 
 
 async def relay_status(conn: Connection, relay: str, now: datetime) -> RelayStatus:
     """Checkpoint, log head, lag (positions; seconds since the oldest unpublished event) and the leader."""
-    checkpoint, head = await load_relay_checkpoint(conn, relay), await log_head(conn)
-    oldest = await event_time(conn, checkpoint + 1) if head > checkpoint else None
+    behind = await lag(conn, await load_relay_checkpoint(conn, relay), now)
     key = lock_key(relay)
     cursor = await conn.execute(
         "SELECT l.pid, a.application_name FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid"
@@ -91,10 +96,10 @@ async def relay_status(conn: Connection, relay: str, now: datetime) -> RelayStat
     leader = await cursor.fetchone()
     return RelayStatus(
         relay=relay,
-        checkpoint=checkpoint,
-        head=head,
-        lag_positions=head - checkpoint,
-        lag_seconds=(now - oldest).total_seconds() if oldest else 0.0,
+        checkpoint=behind.checkpoint,
+        head=behind.head,
+        lag_positions=behind.positions,
+        lag_seconds=behind.seconds,
         leader_pid=int(leader[0]) if leader else None,
         leader_application=leader[1] if leader else None,
     )
@@ -150,14 +155,17 @@ async def load_checkpoint(conn: Connection, name: str) -> int:
 
 async def projector_status(conn: Connection, name: str, *, inline: bool, now: datetime) -> ProjectorStatus:
     """An inline projector is always at the head (it commits with the events)."""
-    head = await log_head(conn)
-    checkpoint = head if inline else await load_checkpoint(conn, name)
-    oldest = await event_time(conn, checkpoint + 1) if head > checkpoint else None
+    if inline:
+        head = await log_head(conn)
+        return ProjectorStatus(
+            projector=name, mode="inline", checkpoint=head, head=head, lag_positions=0, lag_seconds=0.0
+        )
+    behind = await lag(conn, await load_checkpoint(conn, name), now)
     return ProjectorStatus(
         projector=name,
-        mode="inline" if inline else "process",
-        checkpoint=checkpoint,
-        head=head,
-        lag_positions=head - checkpoint,
-        lag_seconds=max(0.0, (now - oldest).total_seconds()) if oldest else 0.0,
+        mode="process",
+        checkpoint=behind.checkpoint,
+        head=behind.head,
+        lag_positions=behind.positions,
+        lag_seconds=behind.seconds,
     )

@@ -12,8 +12,15 @@ import psycopg
 import structlog
 
 from catalog_es.store.database import Connection
-from catalog_es.store.eventstore import NOTIFY_CHANNEL, RecordedEvent, check_contiguous, read_events
-from projections.checkpoints import advance_checkpoint, event_time, load_relay_checkpoint, log_head, try_lead
+from catalog_es.store.eventstore import (
+    NOTIFY_CHANNEL,
+    RecordedEvent,
+    check_contiguous,
+    event_time,
+    log_head,
+    read_events,
+)
+from projections.checkpoints import advance_checkpoint, load_relay_checkpoint, try_lead
 from projections.relay.binding import ContentMode, NatsMessage, entity_and_action, to_message
 from projections.relay.jetstream import (
     JetStreamPublisher,
