@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import unquote
 
 import msgspec
 
 from catalog_es.store.eventstore import RecordedEvent
 from projections.cloudevents import to_cloudevent
-
-ContentMode = Literal["binary", "structured"]
+from projections.relay.config import ContentMode
 
 MSG_ID_HEADER = "Nats-Msg-Id"
 CONTENT_TYPE_HEADER = "Content-Type"

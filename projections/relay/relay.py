@@ -6,7 +6,6 @@ import asyncio
 import os
 from collections.abc import Sequence
 
-import msgspec
 import nats.errors
 import psycopg
 import structlog
@@ -21,12 +20,12 @@ from catalog_es.store.eventstore import (
     read_events,
 )
 from projections.checkpoints import advance_checkpoint, load_relay_checkpoint, try_lead
-from projections.relay.binding import ContentMode, NatsMessage, entity_and_action, to_message
+from projections.relay.binding import NatsMessage, entity_and_action, to_message
+from projections.relay.config import RelayConfig
 from projections.relay.jetstream import (
     JetStreamPublisher,
     NatsUnavailableError,
     StreamMovedError,
-    StreamOptions,
     StreamTail,
 )
 from projections.relay.lakekeeper import LAKEKEEPER_TYPES, TabularNames, lakekeeper_id, lakekeeper_message
@@ -34,40 +33,6 @@ from projections.relay.metrics import RelayMetrics
 
 _log = structlog.get_logger("catalog_es.relay")
 _NATS_ERRORS = (nats.errors.Error, NatsUnavailableError, OSError, TimeoutError)
-
-
-class RelayConfig(msgspec.Struct, frozen=True):
-    """Where and how to publish; the relay's name (checkpoint row, leadership lock) is the stream's."""
-
-    nats_url: str
-    stream: str = "CATALOG_EVENTS"
-    subject_prefix: str = "catalog"
-    content_mode: ContentMode = "binary"
-    lakekeeper_compat: bool = False
-    lakekeeper_subject: str = "catalog.lakekeeper"
-    duplicate_window_seconds: float = 120.0
-    max_age_seconds: float = 0.0
-    storage: str = "file"
-    batch_size: int = 500
-    poll_seconds: float = 1.0
-    standby_retry_seconds: float = 1.0
-    backoff_max_seconds: float = 5.0
-    ack_timeout_seconds: float = 10.0
-
-    def stream_options(self) -> StreamOptions:
-        subjects = [f"{self.subject_prefix}.>"]
-        if self.lakekeeper_compat and not self.lakekeeper_subject.startswith(f"{self.subject_prefix}."):
-            subjects.append(self.lakekeeper_subject)
-        window = self.duplicate_window_seconds
-        if self.max_age_seconds:  # JetStream refuses a dedup window longer than the retention
-            window = min(window, self.max_age_seconds)
-        return StreamOptions(
-            name=self.stream,
-            subjects=subjects,
-            duplicate_window_seconds=window,
-            max_age_seconds=self.max_age_seconds,
-            storage=self.storage,
-        )
 
 
 class RelayConflictError(Exception):
@@ -103,7 +68,9 @@ class Relay:
     """
 
     def __init__(self, dsn: str, config: RelayConfig, *, metrics: RelayMetrics | None = None) -> None:
-        self._dsn = dsn
+        if config.url is None:
+            raise ValueError("The relay needs a NATS url (RelayConfig.at)")
+        self._dsn, self._url = dsn, config.url
         self._config = config
         self.metrics = metrics or RelayMetrics()
         self.metrics.relay = config.stream
@@ -144,7 +111,7 @@ class Relay:
             while True:
                 try:
                     publisher = await JetStreamPublisher.connect(
-                        self._config.nats_url, name="catalog-es relay", ack_timeout=self._config.ack_timeout_seconds
+                        self._url, name="catalog-es relay", ack_timeout=self._config.ack_timeout_seconds
                     )
                     try:
                         await self._follow(conn, publisher, backoff)
