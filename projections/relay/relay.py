@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Sequence
 
 import nats.errors
@@ -12,14 +11,13 @@ import structlog
 
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import (
-    NOTIFY_CHANNEL,
     RecordedEvent,
-    check_contiguous,
     event_time,
     log_head,
     read_events,
 )
 from projections.checkpoints import advance_checkpoint, load_relay_checkpoint, try_lead
+from projections.follow import LogFollower, next_batch
 from projections.relay.binding import NatsMessage, entity_and_action, to_message
 from projections.relay.config import RelayConfig
 from projections.relay.jetstream import (
@@ -70,8 +68,8 @@ class Relay:
     def __init__(self, dsn: str, config: RelayConfig, *, metrics: RelayMetrics | None = None) -> None:
         if config.url is None:
             raise ValueError("The relay needs a NATS url (RelayConfig.at)")
-        self._dsn, self._url = dsn, config.url
-        self._config = config
+        self._url, self._config = config.url, config
+        self._follower = LogFollower(dsn, "catalog-es relay", poll_seconds=config.poll_seconds, retry=(psycopg.Error,))
         self.metrics = metrics or RelayMetrics()
         self.metrics.relay = config.stream
 
@@ -83,18 +81,12 @@ class Relay:
             StreamMismatchError: the stream exists without the relay's subjects.
         """
         backoff = _Backoff(self._config.backoff_max_seconds)
-        while True:
-            try:
-                conn = await psycopg.AsyncConnection.connect(
-                    self._dsn, autocommit=True, application_name=f"catalog-es relay {os.getpid()}"
-                )
-                async with conn:
-                    await self._lead(conn)
-            except psycopg.Error as exc:
-                self.metrics.leader = False
-                self.metrics.errors_total += 1
-                _log.warning("relay.database_unavailable", error=str(exc))
-                await asyncio.sleep(backoff.next())
+
+        def lost(_: psycopg.Error) -> None:
+            self.metrics.leader = False
+            self.metrics.errors_total += 1
+
+        await self._follower.run(self._lead, listen=False, delay=backoff.next, on_error=lost)
 
     async def _lead(self, conn: Connection) -> None:
         standing_by = False
@@ -105,7 +97,7 @@ class Relay:
             await asyncio.sleep(self._config.standby_retry_seconds)
         self.metrics.leader = True
         _log.info("relay.leading", stream=self._config.stream)
-        await conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+        await self._follower.listen(conn)
         backoff = _Backoff(self._config.backoff_max_seconds)
         try:
             while True:
@@ -139,12 +131,12 @@ class Relay:
         _log.info("relay.resumed", checkpoint=checkpoint, stream_position=tail.position, after=after)
         backoff.reset()
         while True:
-            events = await read_events(conn, after=after, limit=config.batch_size)
+            events = await next_batch(conn, after, config.batch_size)
             if not events:
                 self.metrics.head_position, self.metrics.oldest_unpublished_time = after, None
-                await self._wait_for_commits(conn)
+                if (head := await self._follower.wait(conn)) is not None:
+                    self.metrics.head_position = max(self.metrics.head_position, head)
                 continue
-            check_contiguous(after, events)
             self.metrics.oldest_unpublished_time = events[0].time
             messages = await self._messages(conn, events, names, publisher.max_payload)
             if skip_through is not None:
@@ -214,12 +206,6 @@ class Relay:
             self.metrics.data_omitted_total += 1
             message = lakekeeper_message(event, subject=subject, name=name, previous=previous, omit_data=True)
         return message
-
-    async def _wait_for_commits(self, conn: Connection) -> None:
-        """Until a commit is notified, or the poll interval passes (a NOTIFY can be missed)."""
-        async for notify in conn.notifies(timeout=self._config.poll_seconds, stop_after=1):
-            if notify.payload.isdigit():
-                self.metrics.head_position = max(self.metrics.head_position, int(notify.payload))
 
     async def _observe_lag(self, conn: Connection) -> None:
         """While NATS is away the lag still grows: read the head and the oldest unpublished event's time."""
