@@ -1,4 +1,10 @@
-"""Both checkpoint tables, the relay's leadership lock, and the one lag computation every status report uses."""
+"""Both checkpoint tables, the relay's leadership lock, and the one lag computation every status report uses.
+
+A checkpoint is eventsourcing's `Tracking` (application name, notification id = log position), recorded
+in the same transaction as the view it describes, forward only, as its `TrackingRecorder` does. The
+recorder itself is not used: `PostgresTrackingRecorder` runs on its own synchronous psycopg pool, and the
+runner and the relay are async on ours; these functions are its interface over our connection.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import hashlib
 from datetime import datetime
 
 import msgspec
+from eventsourcing.persistence import IntegrityError, Tracking
 
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import event_time, log_head
@@ -56,12 +63,12 @@ async def load_relay_checkpoint(conn: Connection, relay: str) -> int:
     return int(row[0]) if row else 0
 
 
-async def advance_checkpoint(conn: Connection, relay: str, position: int) -> None:
-    """Forward only: a late writer can never move the checkpoint back."""
+async def advance_checkpoint(conn: Connection, tracking: Tracking) -> None:
+    """After the acks, forward only: a late writer (a former leader) can never move the checkpoint back."""
     await conn.execute(
         "INSERT INTO relay_checkpoints (name, position) VALUES (%s, %s) ON CONFLICT (name) DO UPDATE"
         " SET position = greatest(relay_checkpoints.position, excluded.position), updated_at = now()",
-        (relay, position),
+        (tracking.application_name, tracking.notification_id),
     )
 
 
@@ -140,8 +147,22 @@ async def lock_checkpoint(conn: Connection, name: str) -> int:
     return int(row[0]) if row else 0
 
 
+async def insert_tracking(conn: Connection, tracking: Tracking) -> None:
+    """Record how far the view is, in its transaction (the row is locked by `lock_checkpoint`).
+
+    Raises:
+        IntegrityError: not past the recorded position (eventsourcing's rule: tracking only moves forward).
+    """
+    cursor = await conn.execute(
+        "UPDATE projector_checkpoints SET position = %s, updated_at = now() WHERE name = %s AND position < %s",
+        (tracking.notification_id, tracking.application_name, tracking.notification_id),
+    )
+    if cursor.rowcount != 1:
+        raise IntegrityError(f"Tracking {tracking} is not past {tracking.application_name}'s recorded position")
+
+
 async def move_checkpoint(conn: Connection, name: str, position: int) -> None:
-    """Set the checkpoint (its row is locked by `lock_checkpoint` in the same transaction)."""
+    """Set the checkpoint, also backwards: only a rebuild, which has just replaced the view, does this."""
     await conn.execute(
         "UPDATE projector_checkpoints SET position = %s, updated_at = now() WHERE name = %s", (position, name)
     )

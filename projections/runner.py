@@ -6,9 +6,10 @@ import asyncio
 from collections.abc import Sequence
 
 import structlog
+from eventsourcing.persistence import Tracking
 
 from catalog_es.store.database import Connection
-from projections.checkpoints import lock_checkpoint, move_checkpoint
+from projections.checkpoints import insert_tracking, lock_checkpoint
 from projections.follow import LogFollower, next_batch, stop_if_cancelled
 from projections.registry import Projection
 
@@ -38,7 +39,7 @@ class ProjectorRunner:
             events = await next_batch(conn, checkpoint, self._batch_size)
             if events:
                 await self._projection.apply(conn, events)
-                await move_checkpoint(conn, name, events[-1].position)
+                await insert_tracking(conn, Tracking(name, events[-1].position))
         return len(events)
 
     async def _follow(self, conn: Connection) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import nats.errors
 import psycopg
 import structlog
+from eventsourcing.persistence import Tracking
 
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import (
@@ -143,7 +144,7 @@ class Relay:
                 messages, skip_through = _skip_through(messages, skip_through), None
             result = await publisher.publish(messages, expected_last_seq=last_seq)
             last_seq, after = result.last_seq, events[-1].position
-            await advance_checkpoint(conn, config.stream, after)
+            await advance_checkpoint(conn, Tracking(config.stream, after))
             self.metrics.record_published(after, len(messages), result.duplicates)
             if len(events) == config.batch_size:
                 self.metrics.head_position = await log_head(conn)
