@@ -29,9 +29,10 @@ async def get_config(
     warehouse: Annotated[str | None, QueryParameter(name="warehouse")] = None,
 ) -> CatalogConfig:
     """Raises: NoSuchWarehouseError (404, spec 1.11) for an unknown warehouse, WarehouseInactiveError (403)."""
+    project_id = req.project_id  # the header is checked first, as it always was
     if not warehouse:
         raise BadRequestError("Pass the warehouse name as ?warehouse=<name>")
-    project, name = split_warehouse_name(warehouse, req.project_id)
+    project, name = split_warehouse_name(warehouse, project_id)
     row = await req.read_model.warehouse_by_name(conn, project, name)
     if row is None:
         raise NoSuchWarehouseError(f"Warehouse {warehouse!r} does not exist")

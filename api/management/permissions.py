@@ -101,13 +101,13 @@ class PermissionsController(Controller):
     path = "/permissions"
 
     @get("/server/assignments", operation_id="get_server_assignments", opt=requires(in_handler))
-    async def authz_get_server(
+    async def get_server(
         self, req: NamedDependency[RequestScope], conn: NamedDependency[Connection], state: State
     ) -> AssignmentsResponse:
         return await _read(conn, state, req.principal, "server", SERVER_OBJECT_ID)
 
     @post("/server/assignments", status_code=204, operation_id="update_server_assignments", opt=requires(in_handler))
-    async def authz_update_server(
+    async def update_server(
         self,
         req: NamedDependency[RequestScope],
         data: JSONBody[UpdateAssignmentsRequest],
@@ -117,13 +117,13 @@ class PermissionsController(Controller):
         await _write(data, req.ctx, conn, state, req.principal, req.meta, "server", SERVER_OBJECT_ID)
 
     @get("/project/assignments", operation_id="get_project_assignments", opt=requires(in_handler))
-    async def authz_get_project(
+    async def get_project(
         self, req: NamedDependency[RequestScope], conn: NamedDependency[Connection], state: State
     ) -> AssignmentsResponse:
         return await _read(conn, state, req.principal, "project", req.project_id)
 
     @post("/project/assignments", status_code=204, operation_id="update_project_assignments", opt=requires(in_handler))
-    async def authz_update_project(
+    async def update_project(
         self,
         req: NamedDependency[RequestScope],
         data: JSONBody[UpdateAssignmentsRequest],
@@ -132,9 +132,9 @@ class PermissionsController(Controller):
     ) -> None:
         await _write(data, req.ctx, conn, state, req.principal, req.meta, "project", req.project_id)
 
-    @get(
-        [*_OBJECT_ASSIGNMENTS, *_TABULAR_ASSIGNMENTS], opt=requires(in_handler)
-    )  # one operation id per path, generated
+    # One operation id per path, generated from the handler's name: the four `authz_*` names below are kept,
+    # because those ids (a wire shape) contain them. Their rule is the `opt`, as everywhere.
+    @get([*_OBJECT_ASSIGNMENTS, *_TABULAR_ASSIGNMENTS], opt=requires(in_handler))
     async def authz_get(
         self,
         req: NamedDependency[RequestScope],
@@ -190,7 +190,7 @@ class PermissionsController(Controller):
         await handle_set_managed_access(SetManagedAccess(container, object_id, data.managed_access, req.meta), req.ctx)
 
     @post("/check", status_code=200, operation_id="check", opt=requires(in_handler))
-    async def authz_check(
+    async def check(
         self,
         req: NamedDependency[RequestScope],
         data: JSONBody[CheckRequest],
@@ -200,7 +200,7 @@ class PermissionsController(Controller):
         return await _check(conn, state, req.principal, data)
 
     @post("/batch-check", status_code=200, operation_id="batch_check", opt=requires(in_handler))
-    async def authz_batch_check(
+    async def batch_check(
         self,
         req: NamedDependency[RequestScope],
         data: JSONBody[BatchCheckRequest],

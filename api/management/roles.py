@@ -80,7 +80,7 @@ class RolesController(Controller):
     path = "/role"
 
     @post("", status_code=201, operation_id="create_role", opt=requires(in_handler))
-    async def authz_create_role(
+    async def create_role(
         self,
         req: NamedDependency[RequestScope],
         data: JSONBody[CreateRoleRequest],
@@ -101,7 +101,7 @@ class RolesController(Controller):
         return await self._get(conn, role_id)
 
     @get("", operation_id="list_roles", opt=requires(in_handler))
-    async def authz_list_roles(
+    async def list_roles(
         self, req: NamedDependency[RequestScope], conn: NamedDependency[Connection], state: State
     ) -> ListRolesResponse:
         authz: Authorizer = state.authorizer
@@ -109,7 +109,7 @@ class RolesController(Controller):
         return ListRolesResponse(roles=[_role(row) for row in rows if await authz.visible(conn, req.principal, row.id)])
 
     @get("/{role_id:uuid}", operation_id="get_role", opt=requires(in_handler))
-    async def authz_get_role(
+    async def get_role(
         self,
         req: NamedDependency[RequestScope],
         role_id: FromPath[uuid.UUID],
@@ -119,7 +119,7 @@ class RolesController(Controller):
         return _role(await _existing(conn, state.authorizer, req.principal, role_id))
 
     @post("/{role_id:uuid}", status_code=200, operation_id="update_role", opt=requires(in_handler))
-    async def authz_update_role(
+    async def update_role(
         self,
         req: NamedDependency[RequestScope],
         role_id: FromPath[uuid.UUID],
@@ -140,7 +140,7 @@ class RolesController(Controller):
         return await self._get(conn, role_id)
 
     @delete("/{role_id:uuid}", status_code=204, operation_id="delete_role", opt=requires(in_handler))
-    async def authz_delete_role(
+    async def delete_role(
         self,
         req: NamedDependency[RequestScope],
         role_id: FromPath[uuid.UUID],
@@ -152,7 +152,7 @@ class RolesController(Controller):
         await handle_delete_role(DeleteRole(role_id=role_id, metadata=req.meta), req.ctx)
 
     @get("/{role_id:uuid}/members", operation_id="list_role_members", opt=requires(in_handler))
-    async def authz_list_members(
+    async def list_members(
         self,
         req: NamedDependency[RequestScope],
         role_id: FromPath[uuid.UUID],
@@ -164,7 +164,7 @@ class RolesController(Controller):
         return RoleMembers(members=[_member(who) for who, what in rows if what == "assignee"])
 
     @post("/{role_id:uuid}/members", status_code=204, operation_id="add_role_members", opt=requires(in_handler))
-    async def authz_add_members(
+    async def add_members(
         self,
         req: NamedDependency[RequestScope],
         role_id: FromPath[uuid.UUID],
@@ -182,7 +182,7 @@ class RolesController(Controller):
         operation_id="remove_role_member",
         opt=requires(in_handler),
     )
-    async def authz_remove_member(
+    async def remove_member(
         self,
         req: NamedDependency[RequestScope],
         role_id: FromPath[uuid.UUID],

@@ -65,7 +65,7 @@ class UsersController(Controller):
     path = "/user"
 
     @post("", status_code=201, operation_id="create_user", opt=requires(in_handler))
-    async def authz_create_user(
+    async def create_user(
         self,
         req: NamedDependency[RequestScope],
         data: JSONBody[CreateUserRequest],
@@ -89,7 +89,7 @@ class UsersController(Controller):
         return _user(await _existing(conn, user_id))
 
     @get("", operation_id="list_user", opt=requires(in_handler))
-    async def authz_list_users(
+    async def list_users(
         self,
         req: NamedDependency[RequestScope],
         conn: NamedDependency[Connection],
@@ -105,7 +105,7 @@ class UsersController(Controller):
         return ListUsersResponse(users=[_user(row) for row in rows[:page_size]], next_page_token=token)
 
     @get("/{user_id:str}", operation_id="get_user", opt=requires(in_handler))
-    async def authz_get_user(
+    async def get_user(
         self,
         req: NamedDependency[RequestScope],
         user_id: FromPath[str],
@@ -117,7 +117,7 @@ class UsersController(Controller):
         return _user(await _existing(conn, decode_name(user_id)))
 
     @delete("/{user_id:str}", status_code=204, operation_id="delete_user", opt=requires(in_handler))
-    async def authz_delete_user(
+    async def delete_user(
         self,
         req: NamedDependency[RequestScope],
         user_id: FromPath[str],
