@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from litestar import Request, post
+from litestar import post
 from litestar.datastructures import State
+from litestar.di import NamedDependency
 from litestar.exceptions import HTTPException
+from litestar.params import JSONBody
 
 from api.auth.authorizer import Authorizer
-from api.auth.principal import request_principal
+from api.auth.rules import requires
 from api.catalog.events_wire import QueryEventsRequest, QueryEventsResponse, decode_token, encode_token
-from api.dependencies import CATALOG_DEPENDENCIES
-from api.settings import EventsApiSettings, Settings
+from api.catalog.rules import on_warehouse
+from api.dependencies import RequestScope
+from api.idempotency import NOT_IDEMPOTENT
+from api.settings import EventsApiSettings
 from catalog_es.errors import BadRequestError
-from catalog_es.state import WarehouseRow
 from catalog_es.store.database import Connection
 from projections.audit.iceberg_events import EventQuery, first_position_after, read_iceberg_events
 from projections.audit.iceberg_operations import iceberg_event
@@ -43,12 +44,12 @@ def _after(token: str | None, settings: EventsApiSettings) -> int:
     return position
 
 
-@post("/catalog/v1/{prefix:str}/events", status_code=200, dependencies=CATALOG_DEPENDENCIES)
+# A query: an Idempotency-Key must not replay a stale page, so the route stays out of that middleware.
+@post("/{prefix:str}/events", status_code=200, opt={**requires(on_warehouse("read_events")), NOT_IDEMPOTENT: True})
 async def query_events(
-    data: QueryEventsRequest,
-    conn: Connection,
-    warehouse_row: WarehouseRow,
-    request: Request[Any, Any, Any],
+    req: NamedDependency[RequestScope],
+    data: JSONBody[QueryEventsRequest],
+    conn: NamedDependency[Connection],
     state: State,
 ) -> QueryEventsResponse:
     """The warehouse's events in log order that match every given filter and concern objects the caller may
@@ -57,8 +58,7 @@ async def query_events(
 
     Raises: BadRequestError (400) for a malformed filter or token, HTTPException (410) below the horizon.
     """
-    app_settings: Settings = state.settings
-    settings = app_settings.events_api
+    settings = req.settings.events_api
     if data.custom_filters:
         raise BadRequestError(f"Unsupported custom-filters {sorted(data.custom_filters)}: this server has none")
     page_size = _page_size(data.page_size, settings)
@@ -66,12 +66,12 @@ async def query_events(
     if since is not None and data.continuation_token is None:
         after = max(after, await first_position_after(conn, since))
     authz: Authorizer = state.authorizer
-    principal = request_principal(request.scope)
+    principal, warehouse_id = req.principal, req.warehouse.id
     principals = None
-    if authz.enabled and not await authz.sees_everything_in(conn, principal, warehouse_row.id):
+    if authz.enabled and not await authz.sees_everything_in(conn, principal, warehouse_id):
         principals = await permissions_queries.user_principals(conn, principal.user_id, principal.roles)
     query = EventQuery(
-        warehouse_id=warehouse_row.id,
+        warehouse_id=warehouse_id,
         after=after,
         page_size=page_size,
         scan_limit=max(settings.scan_limit, page_size),

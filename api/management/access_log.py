@@ -8,6 +8,7 @@ import msgspec
 from litestar import get
 from litestar.params import Parameter
 
+from api.auth.rules import requires, server_operator
 from api.management.audit_params import parse_time
 from catalog_es.errors import BadRequestError
 from catalog_es.store.access_log import AccessRecord, read_access_log
@@ -19,7 +20,7 @@ class AccessLogPage(msgspec.Struct, rename="kebab"):
     next_page_token: str | None = None
 
 
-@get("/management/v1/access-log")
+@get("/access-log", opt=requires(server_operator))  # refused attempts of every user
 async def access_log(
     conn: Connection,
     actor: str | None = None,
