@@ -6,7 +6,8 @@ from typing import Annotated
 
 import msgspec
 from litestar import get
-from litestar.params import Parameter
+from litestar.di import NamedDependency
+from litestar.params import FromQuery, QueryParameter
 
 from api.auth.rules import requires, server_operator
 from api.management.audit_params import parse_time
@@ -22,12 +23,12 @@ class AccessLogPage(msgspec.Struct, rename="kebab"):
 
 @get("/access-log", opt=requires(server_operator))  # refused attempts of every user
 async def access_log(
-    conn: Connection,
-    actor: str | None = None,
-    since: str | None = None,
-    until: str | None = None,
-    page_token: Annotated[str | None, Parameter(query="pageToken")] = None,
-    page_size: Annotated[int, Parameter(query="pageSize", ge=1, le=1000)] = 100,
+    conn: NamedDependency[Connection],
+    actor: FromQuery[str | None] = None,
+    since: FromQuery[str | None] = None,
+    until: FromQuery[str | None] = None,
+    page_token: Annotated[str | None, QueryParameter(name="pageToken")] = None,
+    page_size: Annotated[int, QueryParameter(name="pageSize", ge=1, le=1000)] = 100,
 ) -> AccessLogPage:
     """Server admins and operators only (the guard's rule); `pageToken` is the last record id of the page before."""
     if page_token is not None and not (page_token.isascii() and page_token.isdigit() and len(page_token) <= 18):
