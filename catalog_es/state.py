@@ -71,7 +71,12 @@ class NamespaceRow(msgspec.Struct, frozen=True):
 ClaimConflict = Literal["name", "id", "location"]
 
 
-class TableRow(msgspec.Struct, frozen=True):
+TabularKindName = Literal["table", "view"]
+
+
+class TabularRow(msgspec.Struct, frozen=True):
+    """A table or a view as its read model holds it: the two kinds share every field."""
+
     id: uuid.UUID
     warehouse_id: uuid.UUID
     namespace_id: uuid.UUID
@@ -81,18 +86,7 @@ class TableRow(msgspec.Struct, frozen=True):
     metadata_location: str
     metadata: Json
     version: int
-
-
-class ViewRow(msgspec.Struct, frozen=True):
-    id: uuid.UUID
-    warehouse_id: uuid.UUID
-    namespace_id: uuid.UUID
-    namespace: list[str]
-    name: str
-    location: str
-    metadata_location: str
-    metadata: Json
-    version: int
+    kind: TabularKindName
 
 
 class CatalogState(Protocol):
@@ -124,7 +118,7 @@ class CatalogState(Protocol):
 
     async def table(
         self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
-    ) -> TableRow | None: ...
+    ) -> TabularRow | None: ...
 
     async def table_id_taken(self, conn: Connection, table_id: uuid.UUID) -> bool: ...
 
@@ -134,7 +128,7 @@ class CatalogState(Protocol):
 
     async def view(
         self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
-    ) -> ViewRow | None: ...
+    ) -> TabularRow | None: ...
 
     async def view_id_taken(self, conn: Connection, view_id: uuid.UUID) -> bool: ...
 

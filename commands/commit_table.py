@@ -10,11 +10,11 @@ from catalog_es.errors import CommitFailedError, NoSuchTableError
 from catalog_es.events import Json, TableCommitted, TableCreated
 from catalog_es.identifiers import Namespace
 from catalog_es.metadata.tables import commit, metadata_to_json, next_metadata_location, parse_metadata
-from catalog_es.state import TableRow, WarehouseRow
+from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError, Transaction
 from commands.context import CommandContext
-from commands.table_writes import (
-    TableResult,
+from commands.tabulars import (
+    TabularResult,
     claim_location,
     claim_name_and_location,
     claim_new_location,
@@ -35,7 +35,7 @@ def _creates(cmd: CommitTable) -> bool:
     return any(requirement.get("type") == "assert-create" for requirement in cmd.requirements)
 
 
-async def handle_commit_table(cmd: CommitTable, ctx: CommandContext) -> TableResult:
+async def handle_commit_table(cmd: CommitTable, ctx: CommandContext) -> TabularResult:
     """Commit, or create the table when the commit asserts it does not exist yet (staged create).
 
     Raises:
@@ -58,7 +58,7 @@ async def handle_commit_table(cmd: CommitTable, ctx: CommandContext) -> TableRes
 class PreparedCommit(msgspec.Struct, frozen=True):
     """A decided commit to an existing table, ready to be written and appended."""
 
-    current: TableRow
+    current: TabularRow
     requirements: list[Json]
     updates: list[Json]
     location_changed: bool
@@ -77,7 +77,7 @@ class PreparedCommit(msgspec.Struct, frozen=True):
         )
 
 
-def prepare_commit(current: TableRow, requirements: list[Json], updates: list[Json]) -> PreparedCommit | None:
+def prepare_commit(current: TabularRow, requirements: list[Json], updates: list[Json]) -> PreparedCommit | None:
     """Decide a commit to `current`; None when it changes nothing.
 
     Raises:
@@ -113,10 +113,10 @@ async def append_commit(
     await tx.append(prepared.event(), expected_version=prepared.current.version)
 
 
-async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow, current: TableRow) -> TableResult:
+async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow, current: TabularRow) -> TabularResult:
     prepared = prepare_commit(current, cmd.requirements, cmd.updates)
     if prepared is None:
-        return TableResult(metadata_location=current.metadata_location, metadata=current.metadata)
+        return TabularResult(metadata_location=current.metadata_location, metadata=current.metadata)
     storage = await ctx.storage(warehouse)
     if prepared.location_changed:  # checked before the metadata file is written below the new location
         location = str(prepared.document["location"])
@@ -131,10 +131,10 @@ async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow
             await append_commit(ctx, tx, warehouse, prepared)
     except StreamVersionConflictError:
         raise CommitFailedError(f"Table {cmd.namespace}.{cmd.name} was changed concurrently") from None
-    return TableResult(metadata_location=prepared.metadata_location, metadata=prepared.document)
+    return TabularResult(metadata_location=prepared.metadata_location, metadata=prepared.document)
 
 
-async def _create(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow) -> TableResult:
+async def _create(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow) -> TabularResult:
     created = commit(None, None, cmd.requirements, cmd.updates)
     metadata_location = next_metadata_location(created, None)
     document = metadata_to_json(created)
@@ -165,4 +165,4 @@ async def _create(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow
             updates=cmd.updates,
         )
         await tx.append(event, expected_version=await tx.stream_version(event.stream_id))
-    return TableResult(metadata_location=metadata_location, metadata=document)
+    return TabularResult(metadata_location=metadata_location, metadata=document)

@@ -12,7 +12,7 @@ from catalog_es.identifiers import Namespace, name_key
 from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError
 from commands.commit_table import PreparedCommit, append_commit, prepare_commit
 from commands.context import CommandContext
-from commands.table_writes import claim_new_location, metadata_files_written
+from commands.tabulars import claim_new_location, metadata_files_written
 
 
 class TableChange(msgspec.Struct, frozen=True):

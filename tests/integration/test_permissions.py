@@ -24,7 +24,7 @@ from commands.permissions import (
     handle_set_managed_access,
 )
 from commands.roles import CreateRole, handle_create_role
-from commands.table_lifecycle import RenameTable, handle_rename_table
+from commands.tabular_lifecycle import RenameTable, handle_rename_table
 from commands.users import DeleteUser, ProvisionUser, handle_delete_user, handle_provision_user
 from projections.catalog.projector import project_catalog
 from projections.permissions import queries as q
