@@ -20,6 +20,7 @@ from api.runtime.database import bootstrap, database_dsn, migrate
 from api.settings import load_settings
 from catalog_es.clock import RandomIds, SystemClock
 from catalog_es.errors import BadRequestError, CatalogError
+from catalog_es.events.registry import short_type
 from catalog_es.identifiers import Namespace
 from catalog_es.store.database import Connection, open_pool
 from catalog_es.store.eventstore import EventMetadata, EventStore, RecordedEvent
@@ -75,17 +76,13 @@ async def _matching(conn: Connection, where: EventFilter, limit: int | None) -> 
     return events[:limit] if limit is not None else events
 
 
-def _short_type(type_name: str) -> str:
-    return type_name.removeprefix("io.catalog-es.").removesuffix(".v1")
-
-
 def _print_history(events: list[RecordedEvent]) -> None:
     table = Table("position", "time", "actor", "type", "entity", "change")
     for event in events:
         entry = history_entry(event)
         change = entry.summary.describe() if entry.summary else ""
         table.add_row(
-            str(event.position), event.time.isoformat(), entry.actor, _short_type(event.type), event.stream_id, change
+            str(event.position), event.time.isoformat(), entry.actor, short_type(event.type), event.stream_id, change
         )
     Console(width=200).print(table)
 
