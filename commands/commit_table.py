@@ -77,7 +77,9 @@ class PreparedCommit(msgspec.Struct, frozen=True):
         )
 
 
-def prepare_commit(current: TabularRow, requirements: list[Json], updates: list[Json]) -> PreparedCommit | None:
+def prepare_commit(
+    current: TabularRow, requirements: list[Json], updates: list[Json], now_ms: int
+) -> PreparedCommit | None:
     """Decide a commit to `current`; None when it changes nothing.
 
     Raises:
@@ -85,7 +87,7 @@ def prepare_commit(current: TabularRow, requirements: list[Json], updates: list[
         BadRequestError: an update is unknown or invalid.
     """
     base = parse_metadata(current.metadata)
-    updated = commit(base, current.metadata_location, requirements, updates)
+    updated = commit(base, current.metadata_location, requirements, updates, now_ms=now_ms)
     if updated == base:
         return None
     return PreparedCommit(
@@ -114,7 +116,7 @@ async def append_commit(
 
 
 async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow, current: TabularRow) -> TabularResult:
-    prepared = prepare_commit(current, cmd.requirements, cmd.updates)
+    prepared = prepare_commit(current, cmd.requirements, cmd.updates, ctx.now_ms())
     if prepared is None:
         return TabularResult(metadata_location=current.metadata_location, metadata=current.metadata)
     storage = await ctx.storage(warehouse)
@@ -135,7 +137,7 @@ async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow
 
 
 async def _create(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow) -> TabularResult:
-    created = commit(None, None, cmd.requirements, cmd.updates)
+    created = commit(None, None, cmd.requirements, cmd.updates, now_ms=ctx.now_ms())
     metadata_location = next_metadata_location(created, None)
     document = metadata_to_json(created)
     table_id = created.table_uuid

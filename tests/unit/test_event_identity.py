@@ -15,7 +15,7 @@ def test_entity_and_action_are_the_parts_of_the_type_name_when_the_class_is_defi
 
 
 def test_event_class_is_refused_at_definition_when_its_type_name_is_not_ours():
-    with pytest.raises(TypeError, match="not io.catalog-es"):
+    with pytest.raises(TypeError, match=r"not io\.catalog-es"):
 
         class Odd(Event, frozen=True, kw_only=True):
             type_name = "com.example.odd"
