@@ -40,6 +40,7 @@ from catalog_es.store.secrets import SecretStore, load_secrets_key
 from commands.context import CommandContext
 from projections.catalog.queries import CatalogReadModel
 from projections.catalog.warehouse_cache import WarehouseCache
+from projections.permissions.queries import AccessReadModel
 from projections.registry import INLINE_PROJECTORS
 from projections.relay.metrics import RelayMetrics
 
@@ -74,6 +75,7 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
             store=store,
             state=read_model,
             clock=clock,
+            access=AccessReadModel(),
             ids=ids,
             secrets=secrets,
             endpoints=settings.endpoint_policy,

@@ -1,4 +1,4 @@
-"""What command handlers read before deciding: read-model rows and the port that serves them."""
+"""What command handlers read before deciding: read-model rows and the two ports that serve them."""
 
 from __future__ import annotations
 
@@ -147,3 +147,19 @@ class CatalogState(Protocol):
     ) -> ClaimConflict | None:
         """What stops a new table from taking this name, id and location (checked in that order), in one query."""
         ...
+
+
+class AccessState(Protocol):
+    """Strongly consistent reads of the permissions read model, for the access commands to load their own state."""
+
+    async def role_by_name(self, conn: Connection, project_id: uuid.UUID, name: str) -> uuid.UUID | None:
+        """The id of the role holding the name in the project (case-insensitively), if any."""
+        ...
+
+    async def assignments(self, conn: Connection, object_id: uuid.UUID) -> list[tuple[str, str]]:
+        """(principal, privilege) granted directly on the object."""
+        ...
+
+    async def user_exists(self, conn: Connection, user_id: str) -> bool: ...
+
+    async def object_kind(self, conn: Connection, object_id: uuid.UUID) -> str | None: ...

@@ -1,4 +1,4 @@
-"""What every handler is given: the event store, the state port, storage, a clock and an id source."""
+"""What every handler is given: the event store, the state ports, storage, a clock and an id source."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import msgspec
 from catalog_es.clock import Clock, IdSource, millis
 from catalog_es.errors import BadRequestError, NoSuchNamespaceError, NoSuchWarehouseError, WarehouseInactiveError
 from catalog_es.identifiers import Namespace
-from catalog_es.state import CatalogState, NamespaceRow, WarehouseRow
+from catalog_es.state import AccessState, CatalogState, NamespaceRow, WarehouseRow
 from catalog_es.storage.file_roots import FileStorageRoots
 from catalog_es.storage.files import WarehouseStorage
 from catalog_es.storage.outbound import EndpointPolicy
@@ -31,6 +31,7 @@ class CommandContext:
     state: CatalogState
     clock: Clock
     ids: IdSource
+    access: AccessState  # the permissions read model, for the access commands' own reads
     secrets: SecretStore | None = None
     endpoints: EndpointPolicy = field(default_factory=EndpointPolicy)  # which S3 endpoints storage may contact
     # Where `file` warehouses may be created; the default (no roots) refuses them all.

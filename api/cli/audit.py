@@ -29,6 +29,7 @@ from projections.audit.as_of import CatalogAsOf, catalog_as_of
 from projections.audit.history import EventFilter, history_entry, read_event_page
 from projections.catalog.queries import CatalogReadModel
 from projections.cloudevents import encode_structured
+from projections.permissions.queries import AccessReadModel
 from projections.registry import INLINE_PROJECTORS
 
 audit_cli = typer.Typer(help="Audit the catalog from its event log.", no_args_is_help=True)
@@ -187,7 +188,12 @@ async def _export(data_dir: str | None, warehouse: str, namespace: str, table: s
             pool, clock=clock, ids=ids, source=settings.event_source, inline_projectors=INLINE_PROJECTORS
         )
         ctx = CommandContext(
-            store=store, state=CatalogReadModel(), clock=clock, ids=ids, endpoints=settings.endpoint_policy
+            store=store,
+            state=CatalogReadModel(),
+            clock=clock,
+            ids=ids,
+            access=AccessReadModel(),
+            endpoints=settings.endpoint_policy,
         )
         async with pool.connection() as conn:
             return await export_events(

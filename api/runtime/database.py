@@ -20,6 +20,7 @@ from projections.audit.history import EVENT_HISTORY_MIGRATIONS
 from projections.catalog.migrations import READ_MODEL_MIGRATIONS
 from projections.catalog.queries import CatalogReadModel
 from projections.checkpoints import RELAY_MIGRATIONS
+from projections.permissions.queries import AccessReadModel
 from projections.registry import INLINE_PROJECTORS, PROJECTOR_MIGRATIONS
 
 ALL_MIGRATIONS = (
@@ -61,7 +62,9 @@ async def bootstrap(dsn: str, settings: Settings) -> uuid.UUID | None:
             pool, clock=clock, ids=ids, source=settings.event_source, inline_projectors=INLINE_PROJECTORS
         )
         roots = settings.file_roots
-        ctx = CommandContext(store=store, state=CatalogReadModel(), clock=clock, ids=ids, file_roots=roots)
+        ctx = CommandContext(
+            store=store, state=CatalogReadModel(), clock=clock, ids=ids, access=AccessReadModel(), file_roots=roots
+        )
         location: str | None = settings.default_warehouse_location
         try:
             roots.check(settings.default_warehouse_location)
