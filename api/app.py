@@ -78,6 +78,7 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
             access=AccessReadModel(),
             ids=ids,
             secrets=secrets,
+            warehouses=warehouses,
             endpoints=settings.endpoint_policy,
             file_roots=settings.file_roots,
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Literal, Protocol
 
 import msgspec
@@ -87,6 +88,15 @@ class TabularRow(msgspec.Struct, frozen=True):
     metadata: Json
     version: int
     kind: TabularKindName
+
+
+WarehouseLoader = Callable[[], Awaitable[WarehouseRow | None]]
+
+
+class WarehouseLookup(Protocol):
+    """Warehouse rows kept for a few seconds (`projections.catalog.warehouse_cache`), the edge's and the commands'."""
+
+    async def get(self, warehouse_id: uuid.UUID, load: WarehouseLoader) -> WarehouseRow | None: ...
 
 
 class CatalogState(Protocol):
