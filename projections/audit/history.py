@@ -15,6 +15,7 @@ from catalog_es.events import (
     NamespaceCreated,
     TableCommitted,
     ViewCommitted,
+    WarehouseCreated,
 )
 from catalog_es.events.registry import full_type, types_of
 from catalog_es.store.database import Connection
@@ -89,10 +90,10 @@ class EventFilter(msgspec.Struct, frozen=True, kw_only=True):
             clauses.append(
                 sql.SQL(
                     "(data->>'warehouse_id' = %s OR data->>'warehouse_id' IN (SELECT data->>'warehouse_id'"
-                    " FROM catalog_events WHERE type = 'io.catalog-es.warehouse.created.v1' AND data->>'name' = %s))"
+                    " FROM catalog_events WHERE type = %s AND data->>'name' = %s))"
                 )
             )
-            params += [self.warehouse, self.warehouse]
+            params += [self.warehouse, WarehouseCreated.type_name, self.warehouse]
         namespace_ids = self._namespace_ids()
         if namespace_ids is not None:
             query, values = namespace_ids
