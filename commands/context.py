@@ -17,6 +17,7 @@ from catalog_es.eventstore import EventStore
 from catalog_es.file_roots import FileStorageRoots
 from catalog_es.identifiers import Namespace
 from catalog_es.outbound import EndpointPolicy
+from catalog_es.rebase import RebaseMode
 from catalog_es.secrets import SecretStore
 from catalog_es.state import CatalogState, NamespaceRow, WarehouseRow
 from catalog_es.storage import WarehouseStorage
@@ -35,6 +36,8 @@ class CommandContext:
     endpoints: EndpointPolicy = field(default_factory=EndpointPolicy)  # which S3 endpoints storage may contact
     # Where `file` warehouses may be created; the default (no roots) refuses them all.
     file_roots: FileStorageRoots = field(default_factory=FileStorageRoots)
+    # Which tables get commits rebased on a moved branch (issue 19): see `catalog_es.rebase.rebase_enabled`.
+    server_side_rebase: RebaseMode = "opt-in"
     _credentials: dict[uuid.UUID, StorageCredential] = field(default_factory=dict, compare=False, repr=False)
     _storages: dict[bytes, WarehouseStorage] = field(default_factory=dict, compare=False, repr=False)
 
