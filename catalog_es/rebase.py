@@ -183,32 +183,41 @@ def rebased_manifests(
 
     A client list is its own new manifests plus what it kept of its parent's list. Rebased, it is the same
     new manifests plus the rebased parent's list minus the manifests the client dropped (rewritten by an
-    overwrite or a merge). A dropped manifest that is no longer in the rebased parent was rewritten by a
-    concurrent commit too, so its files would be listed twice: a conflict. New manifests get their sequence
+    overwrite or a merge, or holding deleted entries only). A dropped manifest with live files that is no
+    longer in the rebased parent was rewritten by a concurrent commit too, so its files would be listed
+    twice: a conflict. New manifests get their sequence
     numbers unassigned again, for pyiceberg's manifest-list writer to assign the rebased ones (entries
     added by the commit inherit them: spec "Sequence Number Inheritance").
     """
-    parent_client = [manifest.manifest_path for manifest in base]
+    parent_client = list(base)
     parent_rebased = list(head)
     rebased: list[list[ManifestFile]] = []
     for snapshot, listed in zip(snapshots, client_lists, strict=True):
         own = [manifest for manifest in listed if manifest.added_snapshot_id == snapshot.snapshot_id]
         kept = {manifest.manifest_path for manifest in listed if manifest.added_snapshot_id != snapshot.snapshot_id}
-        if any(manifest.partition_spec_id != default_spec_id for manifest in own) or not kept <= set(parent_client):
+        parent_paths = {manifest.manifest_path for manifest in parent_client}
+        if any(manifest.partition_spec_id != default_spec_id for manifest in own) or not kept <= parent_paths:
             return None
         if _is_append(snapshot) and any(
             manifest.content != ManifestContent.DATA or manifest.deleted_files_count for manifest in own
         ):
             return None  # an "append" that deletes is not a fast append
-        dropped = set(parent_client) - kept
-        if not dropped <= {manifest.manifest_path for manifest in parent_rebased}:
+        dropped = parent_paths - kept
+        live_dropped = {m.manifest_path for m in parent_client if m.manifest_path in dropped and _has_live_files(m)}
+        if not live_dropped <= {manifest.manifest_path for manifest in parent_rebased}:
             return None
         new_list = [_unassigned(manifest, snapshot) for manifest in own]
         new_list += [manifest for manifest in parent_rebased if manifest.manifest_path not in dropped]
         rebased.append(new_list)
-        parent_client = [manifest.manifest_path for manifest in listed]
+        parent_client = list(listed)
         parent_rebased = new_list
     return rebased
+
+
+def _has_live_files(manifest: ManifestFile) -> bool:
+    """False for a manifest of deleted entries only, which writers drop from the next list (pyiceberg's and
+    Java's fast append): dropping it again, or once more than others did, loses nothing."""
+    return manifest.has_added_files() or manifest.has_existing_files()
 
 
 def _is_append(snapshot: Snapshot) -> bool:
