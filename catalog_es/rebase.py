@@ -10,7 +10,6 @@ are the pure decisions; `rebase_files` does the reading and writing of manifest 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from copy import copy
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -230,7 +229,7 @@ def _unassigned(manifest: ManifestFile, snapshot: Snapshot) -> ManifestFile:
     The minimum is the commit's own number when every entry inherits it; older explicit numbers (existing
     or deleted entries of a rewritten manifest) stay.
     """
-    unassigned = copy(manifest)
+    unassigned = ManifestFile(*_values(manifest))  # not `copy`: it would share the client's field list
     if snapshot.sequence_number is not None and manifest.sequence_number == snapshot.sequence_number:
         unassigned.sequence_number = UNASSIGNED_SEQ
     if snapshot.sequence_number is not None and manifest.min_sequence_number == snapshot.sequence_number:

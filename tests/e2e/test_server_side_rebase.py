@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 from collections import Counter
 from collections.abc import Callable
 
+import httpx
 import pyarrow as pa
 import pytest
 from pyiceberg.catalog import Catalog, load_catalog
@@ -148,6 +150,9 @@ def test_stale_overwrite_is_rebased_only_when_its_partition_was_untouched(catalo
     stale_disjoint, stale_same = ice.load_table("hot.events"), ice.load_table("hot.events")
     ice.load_table("hot.events").append(batch([4], part=1, writer=1))
 
+    base = stale_disjoint.metadata.current_snapshot_id
+    moved_to = ice.load_table("hot.events").metadata.current_snapshot_id
+
     stale_disjoint.overwrite(batch([5], part=0, writer=2), overwrite_filter=EqualTo("part", 0))
     with pytest.raises(CommitFailedException, match="Requirement failed: branch main"):
         stale_same.overwrite(batch([6], part=1, writer=3), overwrite_filter=EqualTo("part", 1))
@@ -155,6 +160,10 @@ def test_stale_overwrite_is_rebased_only_when_its_partition_was_untouched(catalo
     table = ice.load_table("hot.events")
     assert rows_of(table) == [(3, 1, 0), (4, 1, 1), (5, 0, 2)]
     assert_valid_chain(table)
+    events = httpx.get(f"{catalog.base_url}/management/v1/events", params={"namespace": "hot"}).json()["events"]
+    commits = [json.loads(e["data"]) if isinstance(e["data"], str) else e["data"] for e in events]
+    rebased = [data["rebased"] for data in commits if "rebased" in data]
+    assert rebased == [{"ref": "main", "original_base_snapshot_id": base, "new_parent_snapshot_id": moved_to}]
 
 
 # --- equivalence with the same operations serialised ------------------------------------------------
