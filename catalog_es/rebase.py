@@ -237,6 +237,19 @@ def _unassigned(manifest: ManifestFile, snapshot: Snapshot) -> ManifestFile:
     return unassigned
 
 
+def as_written(manifests: Sequence[ManifestFile], sequence_number: int) -> list[ManifestFile]:
+    """The list as the manifest-list writer stores it: unassigned sequence numbers become the commit's."""
+    written = []
+    for manifest in manifests:
+        fresh = ManifestFile(*_values(manifest))
+        if fresh.sequence_number == UNASSIGNED_SEQ:
+            fresh.sequence_number = sequence_number
+        if fresh.min_sequence_number == UNASSIGNED_SEQ:
+            fresh.min_sequence_number = sequence_number
+        written.append(fresh)
+    return written
+
+
 def touched_partitions(entries: Iterable[ManifestEntry]) -> set[PartitionKey]:
     """The partitions (spec id and values) of the files these entries add or remove."""
     return {(entry.data_file.spec_id, _values(entry.data_file.partition)) for entry in entries}

@@ -6,7 +6,9 @@ Avro is pyiceberg's (its manifest-list reader and writer, its manifest entry rea
 
 from __future__ import annotations
 
+import threading
 import uuid
+from collections import OrderedDict
 from contextlib import suppress
 from dataclasses import dataclass
 
@@ -21,6 +23,7 @@ from catalog_es.events import Json
 from catalog_es.rebase import (
     PartitionKey,
     RebasePlan,
+    as_written,
     conflicting,
     rebased_manifests,
     rebased_snapshot,
@@ -28,6 +31,39 @@ from catalog_es.rebase import (
     touched_partitions,
 )
 from catalog_es.storage import WarehouseStorage
+
+
+class _ManifestLists:
+    """Parsed manifest lists by storage and location, the most recent few.
+
+    A manifest list is written once and never changed, and on a hot table the head's list is the one the
+    previous rebase wrote and the next client's base: reading it again would be most of a rebase's IO.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._lists: OrderedDict[tuple[WarehouseStorage, str], list[ManifestFile]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def read(self, storage: WarehouseStorage, location: str) -> list[ManifestFile]:
+        io = storage.file_io(location)  # confined to the warehouse, cached or not
+        with self._lock:
+            found = self._lists.get((storage, location))
+            if found is not None:
+                self._lists.move_to_end((storage, location))
+                return found
+        manifests = list(read_manifest_list(io.new_input(location)))
+        self.keep(storage, location, manifests)
+        return manifests
+
+    def keep(self, storage: WarehouseStorage, location: str, manifests: list[ManifestFile]) -> None:
+        with self._lock:
+            self._lists[(storage, location)] = manifests
+            while len(self._lists) > self._size:
+                self._lists.popitem(last=False)
+
+
+_LISTS = _ManifestLists(size=64)
 
 
 @dataclass(frozen=True)
@@ -90,6 +126,7 @@ def rebase_commit(
                 avro_compression=compression,  # type: ignore[arg-type] # a table property, as pyiceberg reads it
             ) as writer:
                 writer.add_manifests(manifests)
+            _LISTS.keep(storage, location, as_written(manifests, sequence_number))
             rebased.append(parent)
             if current.format_version > 1:
                 sequence_number += 1
@@ -106,8 +143,15 @@ def delete_manifest_lists(storage: WarehouseStorage, locations: list[str]) -> No
             storage.delete_file(location)
 
 
+def read_client_lists(storage: WarehouseStorage, current: TableMetadata, plan: RebasePlan) -> None:
+    """Read (and keep) the lists of the client's base and snapshots: what does not depend on the head."""
+    base = current.snapshot_by_id(plan.original_base) if plan.original_base is not None else None
+    for snapshot in (*([base] if base is not None else []), *plan.snapshots):
+        _manifest_list(storage, snapshot.manifest_list)
+
+
 def _manifest_list(storage: WarehouseStorage, location: str) -> list[ManifestFile]:
-    return list(read_manifest_list(storage.file_io(location).new_input(location)))
+    return _LISTS.read(storage, location)
 
 
 def _changed_entries(storage: WarehouseStorage, manifests: list[ManifestFile], snapshot_id: int) -> list[ManifestEntry]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import uuid
+import weakref
 from dataclasses import dataclass
 
 from catalog_es.errors import CommitFailedError
@@ -9,7 +12,7 @@ from catalog_es.events import CommitRebase, Json, TableCommitted
 from catalog_es.eventstore import EventMetadata, StreamVersionConflictError
 from catalog_es.identifiers import Namespace
 from catalog_es.rebase import plan_rebase
-from catalog_es.rebase_files import delete_manifest_lists, rebase_commit
+from catalog_es.rebase_files import delete_manifest_lists, read_client_lists, rebase_commit
 from catalog_es.state import TableRow, WarehouseRow
 from catalog_es.storage import WarehouseStorage
 from catalog_es.table_metadata import commit, metadata_to_json, next_metadata_location, parse_metadata
@@ -19,6 +22,8 @@ from commands.table_writes import TableResult, metadata_written
 # Each lost race means another commit landed, so the table makes progress; the bound only keeps one
 # request from circling forever behind a stream of faster writers.
 _ATTEMPTS = 64
+# Rebases of one table in this process take turns: racing each other, all but one would redo their IO.
+_TABLE_TURNS: weakref.WeakValueDictionary[uuid.UUID, asyncio.Lock] = weakref.WeakValueDictionary()
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,27 @@ async def commit_rebased(
         CommitFailedError: the change does not commute with what landed since its base (the reference
             wording for the table as it is now), or it lost `_ATTEMPTS` races in a row.
     """
+    metadata = parse_metadata(known.metadata)
+    if (plan := plan_rebase(metadata, change.requirements, change.updates)) is not None:
+        # the client's own lists do not depend on the head: read them before waiting for the table's turn
+        await off_loop(read_client_lists, await ctx.storage(warehouse), metadata, plan)
+    turn = _TABLE_TURNS.get(known.id)
+    if turn is None:
+        turn = _TABLE_TURNS[known.id] = asyncio.Lock()
+    waited = turn.locked()  # then the table has most likely moved on while this request waited
+    async with turn:
+        return await _commit_rebased(ctx, warehouse, change, known, failure, reload=reload or waited)
+
+
+async def _commit_rebased(
+    ctx: CommandContext,
+    warehouse: WarehouseRow,
+    change: RebasableChange,
+    known: TableRow,
+    failure: CommitFailedError,
+    *,
+    reload: bool,
+) -> TableResult:
     storage = await ctx.storage(warehouse)
     current: TableRow | None = None if reload else known
     for attempt in range(1, _ATTEMPTS + 1):
