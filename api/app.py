@@ -10,7 +10,6 @@ from importlib.metadata import version
 
 from litestar import Litestar
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import SwaggerRenderPlugin
 
 from api.auth.guard import authorize
 from api.auth.setup import build_auth
@@ -19,6 +18,7 @@ from api.catalog.config import get_config
 from api.catalog.namespaces import NamespacesController
 from api.catalog.tables import TablesController, commit_transaction, rename_table
 from api.catalog.views import ViewsController, rename_view
+from api.console.routes import CONSOLE_ROUTES, docs_render_plugin
 from api.dependencies import DEPENDENCIES
 from api.errors import EXCEPTION_HANDLERS
 from api.health import health
@@ -119,6 +119,7 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
             WarehousesController,
             *API_DOCS_ROUTES,
             *ACCESS_ROUTES,
+            *(CONSOLE_ROUTES if settings.ui.enabled else []),
         ],
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
@@ -136,7 +137,7 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
             title="catalog-es",
             version=version("catalog-es"),
             path="/docs",
-            render_plugins=[SwaggerRenderPlugin()],
+            render_plugins=[docs_render_plugin()],
         ),
         logging_config=None,
         request_max_body_size=settings.max_request_body_bytes,

@@ -7,6 +7,7 @@ import contextlib
 import signal
 import sys
 from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated
 
 import msgspec
@@ -43,6 +44,28 @@ cli.add_typer(projector_cli, name="projector")
 cli.add_typer(projections_cli, name="projections")
 cli.add_typer(spark_cli, name="spark")
 audit_cli.command("verify")(audit_verify)
+
+
+def _print_version(requested: bool) -> None:
+    """Eager, so `--version` answers before any command runs: it needs no settings, data dir or database."""
+    if not requested:
+        return
+    try:
+        installed = version("catalog-es")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        installed = "unknown (not installed)"
+    typer.echo(f"catalog-es {installed}")
+    raise typer.Exit
+
+
+@cli.callback()
+def _root(
+    show_version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit")
+    ] = False,
+) -> None:
+    """catalog-es: an event-sourced Apache Iceberg REST catalog."""
+
 
 DataDir = Annotated[
     str | None, typer.Option("--data-dir", help="Embedded mode's data directory [default: ./.catalog-es]")

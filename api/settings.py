@@ -54,6 +54,19 @@ class MetricsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     host: str = "127.0.0.1"
 
 
+class UiSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The web console at /ui (`CATALOG_ES__UI__*`); with OIDC on it logs in as `client_id`.
+
+    `client_id` names a public client of the provider allowed the authorization-code grant with PKCE and
+    the redirect URI `<console origin>/ui/`. Unset with OIDC on: the console asks for a token to paste.
+    """
+
+    enabled: bool = True
+    client_id: str | None = None
+    scope: str = "openid"
+    resource: str | None = None  # an OAuth resource indicator, for providers that issue audience-bound tokens
+
+
 class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Everything configurable. Without `pg_dsn` the catalog runs an embedded PostgreSQL in `data_dir`."""
 
@@ -88,6 +101,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # Empty: AWS's own S3/STS endpoints only. Link-local and cloud metadata addresses are refused always.
     s3_endpoint_allowed_hosts: str = ""
     metrics: MetricsSettings = MetricsSettings()
+    ui: UiSettings = UiSettings()
     # Comma-separated absolute paths `file` warehouses must lie in. Unset: `<data_dir>/warehouse` in embedded
     # mode, none with an external database (file warehouses refused until an operator names a root).
     file_storage_roots: str | None = None

@@ -322,6 +322,11 @@ RULES: dict[str, Rule] = {
     "update_credential": _on_warehouse("modify"),
     "update_delete_profile": _on_warehouse("modify"),
     "metrics": _server_operator,  # GET /metrics; an open scrape listener is CATALOG_ES__METRICS__PORT
+    # The console's shell, its public config and `/` (api/console) hold no data: its pages read through the
+    # rules above with the user's token. Listed so they stay public should the guard ever cover every path.
+    "console_redirect": _anyone,
+    "console_index": _anyone,
+    "console_config": _anyone,
 }
 # Handlers of api/management/{users,roles,permissions}.py enforce their own rules.
 SELF_CHECKING_PREFIX = "authz_"

@@ -11,9 +11,10 @@ from api.auth.principal import ANONYMOUS
 from api.auth.provisioning import UserProvisioner
 from api.errors import error_body
 
-# Health checks and the API documentation stay open (as Lakekeeper's /health does).
-_OPEN_PATHS = frozenset({"/health"})
-_OPEN_PREFIXES = ("/docs", "/api-docs/", "/swagger-ui")
+# Health checks and the API documentation stay open (as Lakekeeper's /health does), and so does the console's
+# shell (api/console): it holds no data, and fetches everything from the API with the user's token.
+_OPEN_PATHS = frozenset({"/health", "/", "/ui", "/ui/config.json"})
+_OPEN_PREFIXES = ("/docs", "/api-docs/", "/swagger-ui", "/ui/static/")
 
 
 def bearer_token(scope: Scope) -> str | None:
