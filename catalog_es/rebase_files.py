@@ -12,6 +12,7 @@ from collections import OrderedDict
 from contextlib import suppress
 from dataclasses import dataclass
 
+import structlog
 from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus, ManifestFile, read_manifest_list, write_manifest_list
 from pyiceberg.table import TableProperties
 from pyiceberg.table.locations import load_location_provider
@@ -64,6 +65,7 @@ class _ManifestLists:
 
 
 _LISTS = _ManifestLists(size=64)
+_log = structlog.get_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -85,21 +87,18 @@ def rebase_commit(
 ) -> RebasedCommit | None:
     """Write the rebased manifest lists and return the commit naming them; None when the commit conflicts.
 
+    A manifest file or list that cannot be read (outside the warehouse, missing, not Avro) also answers None:
+    the commit then gets the 409 it got before rebasing existed, never an error of the server's making.
+
     Raises:
-        StorageAccessError, InvalidLocationError, OSError: a file could not be read or written (nothing
-            written is left behind).
+        StorageAccessError, OSError: a new manifest list could not be written (nothing is left behind).
     """
-    base = current.snapshot_by_id(plan.original_base) if plan.original_base is not None else None
-    base_list = _manifest_list(storage, base.manifest_list) if base is not None else []
-    client_lists = [_manifest_list(storage, snapshot.manifest_list) for snapshot in plan.snapshots]
-    lists = rebased_manifests(
-        base_list,
-        _manifest_list(storage, plan.head.manifest_list),
-        client_lists,
-        plan.snapshots,
-        current.default_spec_id,
-    )
-    if lists is None or (not plan.append_only and _overlaps(storage, plan, client_lists)):
+    try:
+        lists = _rebased_lists(storage, current, plan)
+    except Exception:
+        _log.info("rebase_unreadable_manifests", exc_info=True)
+        return None
+    if lists is None:
         return None
     provider = load_location_provider(current.location, current.properties)
     compression = current.properties.get(
@@ -136,6 +135,20 @@ def rebase_commit(
     return RebasedCommit(requirements=plan.requirements, updates=rebased_updates(plan, rebased), manifest_lists=written)
 
 
+def _rebased_lists(
+    storage: WarehouseStorage, current: TableMetadata, plan: RebasePlan
+) -> list[list[ManifestFile]] | None:
+    """The manifests of each rebased list, from the client's, its base's and the head's lists; None: a conflict."""
+    base = current.snapshot_by_id(plan.original_base) if plan.original_base is not None else None
+    base_list = _manifest_list(storage, base.manifest_list) if base is not None else []
+    client_lists = [_manifest_list(storage, snapshot.manifest_list) for snapshot in plan.snapshots]
+    head_list = _manifest_list(storage, plan.head.manifest_list)
+    lists = rebased_manifests(base_list, head_list, client_lists, plan.snapshots, current.default_spec_id)
+    if lists is None or (not plan.append_only and _overlaps(storage, plan, client_lists)):
+        return None
+    return lists
+
+
 def delete_manifest_lists(storage: WarehouseStorage, locations: list[str]) -> None:
     """Best effort: a list no commit names is only an orphan file inside the table's location."""
     for location in locations:
@@ -144,10 +157,14 @@ def delete_manifest_lists(storage: WarehouseStorage, locations: list[str]) -> No
 
 
 def read_client_lists(storage: WarehouseStorage, current: TableMetadata, plan: RebasePlan) -> None:
-    """Read (and keep) the lists of the client's base and snapshots: what does not depend on the head."""
+    """Read (and keep) the lists of the client's base and snapshots: what does not depend on the head.
+
+    Best effort: what cannot be read here is read, and refused, by `rebase_commit`.
+    """
     base = current.snapshot_by_id(plan.original_base) if plan.original_base is not None else None
-    for snapshot in (*([base] if base is not None else []), *plan.snapshots):
-        _manifest_list(storage, snapshot.manifest_list)
+    with suppress(Exception):
+        for snapshot in (*([base] if base is not None else []), *plan.snapshots):
+            _manifest_list(storage, snapshot.manifest_list)
 
 
 def _manifest_list(storage: WarehouseStorage, location: str) -> list[ManifestFile]:

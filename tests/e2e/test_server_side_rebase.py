@@ -20,7 +20,16 @@ from pyiceberg.table import Table
 from pyiceberg.transforms import IdentityTransform
 from pyiceberg.types import LongType, NestedField
 
-from tests.e2e.conftest import RunningCatalog
+from tests.e2e.conftest import RestApi, RunningCatalog
+from tests.e2e.rest_helpers import (
+    append_snapshot_updates,
+    assert_error,
+    create_namespace,
+    create_table,
+    load_table,
+    main_snapshot_id,
+    table_url,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -267,3 +276,30 @@ def test_concurrent_random_writes_equal_the_same_writes_serialised(catalog: Runn
     assert serial_head.summary is not None
     for total in ("total-records", "total-data-files", "total-delete-files"):
         assert hot_head.summary[total] == serial_head.summary[total]
+
+
+# --- what the server reads is named by the client -------------------------------------------------
+
+
+@pytest.mark.parametrize("manifest_list", ["missing", "outside", "not-avro"])
+def test_stale_commit_keeps_its_409_when_a_manifest_list_cannot_be_read(rest: RestApi, manifest_list: str) -> None:
+    create_namespace(rest, "hot")
+    created = create_table(rest, "hot", "events", {"properties": {"catalog-es.server-side-rebase": "true"}})
+    assert created.status_code == 200, created.text
+    url = table_url(rest, "hot", "events")
+    stale = load_table(rest, "hot", "events")["metadata"]
+    first = rest.http.post(url, json={"requirements": [], "updates": append_snapshot_updates(stale, 1)})
+    assert first.status_code == 200, first.text
+    updates = append_snapshot_updates(stale, 2)
+    location = stale["location"]
+    updates[0]["snapshot"]["manifest-list"] = {
+        "missing": f"{location}/metadata/snap-2-missing.avro",
+        "outside": "file:///etc/hosts",
+        "not-avro": first.json()["metadata-location"],
+    }[manifest_list]
+    requirement = {"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": None}
+
+    response = rest.http.post(url, json={"requirements": [requirement], "updates": updates})
+
+    assert "branch main was created concurrently" in assert_error(response, 409, "CommitFailedException")
+    assert main_snapshot_id(load_table(rest, "hot", "events")["metadata"]) == 1
