@@ -303,3 +303,23 @@ def test_stale_commit_keeps_its_409_when_a_manifest_list_cannot_be_read(rest: Re
 
     assert "branch main was created concurrently" in assert_error(response, 409, "CommitFailedException")
     assert main_snapshot_id(load_table(rest, "hot", "events")["metadata"]) == 1
+
+
+def test_stale_append_to_a_format_v1_table_is_rebased_without_sequence_numbers(catalog: RunningCatalog) -> None:
+    ice = client(catalog)
+    ice.create_namespace("hot")
+    ice.create_table("hot.v1", schema=SCHEMA, partition_spec=SPEC, properties={**REBASE, "format-version": "1"})
+    stale = client(catalog).load_table("hot.v1")
+    ice.load_table("hot.v1").append(batch([1], part=0, writer=0))
+    ice.load_table("hot.v1").append(batch([2], part=1, writer=0))
+
+    stale.append(batch([3], part=0, writer=1))
+
+    table = ice.load_table("hot.v1")
+    assert table.metadata.format_version == 1
+    assert rows_of(table) == [(1, 0, 0), (2, 1, 0), (3, 0, 1)]
+    head = table.current_snapshot()
+    assert head is not None
+    assert head.summary is not None
+    assert head.summary["total-records"] == "3"
+    assert head.parent_snapshot_id == table.metadata.snapshots[1].snapshot_id
