@@ -95,7 +95,7 @@ def rebase_commit(
     """
     try:
         lists = _rebased_lists(storage, current, plan)
-    except Exception:
+    except Exception:  # whatever a client-named file makes pyiceberg raise (even SystemError), the commit stays a 409
         _log.info("rebase_unreadable_manifests", exc_info=True)
         return None
     if lists is None:
