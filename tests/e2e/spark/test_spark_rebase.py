@@ -6,7 +6,7 @@ import random
 from typing import TYPE_CHECKING
 
 import pytest
-from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.exceptions import CommitFailedException, ValidationException
 
 from tests.e2e.conftest import RunningCatalog
 from tests.e2e.test_server_side_rebase import (
@@ -43,7 +43,7 @@ def test_spark_reads_and_extends_a_table_whose_concurrent_commits_were_rebased(
                 try:
                     apply_op(table, op, writer)
                     break
-                except CommitFailedException:  # a conflicting overwrite: refresh and redo, as a client would
+                except (CommitFailedException, ValidationException):  # a conflict: refresh and redo, as a client would
                     table = table.refresh()
 
     run_writers(4, write)
