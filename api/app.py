@@ -11,7 +11,7 @@ from importlib.metadata import version
 from litestar import Litestar
 from litestar.openapi import OpenAPIConfig
 
-from api.auth.guard import authorize
+from api.auth.rules import authorize
 from api.auth.setup import build_auth
 from api.body_check import BodyCheckMiddleware
 from api.catalog.config import get_config
@@ -25,23 +25,23 @@ from api.health import health
 from api.idempotency import IdempotencyMiddleware
 from api.logging import RequestIdMiddleware
 from api.management.access_routes import ACCESS_ROUTES
-from api.management.api_docs import API_DOCS_ROUTES
 from api.management.audit import AuditController
 from api.management.projects import PROJECT_ROUTES
 from api.management.server import bootstrap, server_info
 from api.management.warehouses import WarehousesController
 from api.metrics import metrics, metrics_text, serve_text
+from api.openapi import API_DOCS_ROUTES
 from api.settings import Settings
-from api.warehouse_cache import WarehouseCache
 from catalog_es.clock import RandomIds, SystemClock
-from catalog_es.database import open_pool
-from catalog_es.eventstore import EventStore
-from catalog_es.outbound import disable_ambient_identity
-from catalog_es.secrets import SecretStore, load_secrets_key
+from catalog_es.storage.outbound import disable_ambient_identity
+from catalog_es.store.database import open_pool
+from catalog_es.store.eventstore import EventStore
+from catalog_es.store.secrets import SecretStore, load_secrets_key
 from commands.context import CommandContext
-from projections.catalog_queries import CatalogReadModel
-from projections.projection_registry import INLINE_PROJECTORS
-from projections.relay_metrics import RelayMetrics
+from projections.catalog.queries import CatalogReadModel
+from projections.catalog.warehouse_cache import WarehouseCache
+from projections.registry import INLINE_PROJECTORS
+from projections.relay.metrics import RelayMetrics
 
 
 def _secret_store(settings: Settings) -> SecretStore | None:

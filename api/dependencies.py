@@ -17,14 +17,14 @@ from api.auth.listing_filter import ListingAccess
 from api.auth.principal import Principal, request_principal
 from api.encoded_slash import decode_name
 from api.settings import Settings
-from api.warehouse_cache import WarehouseCache
-from catalog_es.database import Connection
 from catalog_es.errors import BadRequestError, NoSuchWarehouseError
-from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import NIL_PROJECT_ID, Namespace
 from catalog_es.state import WarehouseRow
+from catalog_es.store.database import Connection
+from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext, require_active
-from projections.catalog_queries import CatalogReadModel
+from projections.catalog.queries import CatalogReadModel
+from projections.catalog.warehouse_cache import WarehouseCache
 
 # Litestar resolves the dependencies of one level of the dependency graph concurrently, one anyio task
 # each, which cost a fifth of a catalog request's CPU and most of its latency tail under load

@@ -11,9 +11,9 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from pyiceberg.exceptions import ValidationError as IcebergValidationError
 
-from api.wire import ErrorModel, IcebergErrorResponse
-from catalog_es import authz_errors, errors
-from catalog_es.database import check_idle_connections
+from api.catalog.wire import ErrorModel, IcebergErrorResponse
+from catalog_es import errors
+from catalog_es.store.database import check_idle_connections
 
 # How long a client should wait before retrying while the database is unreachable (a restart takes seconds).
 RETRY_AFTER_SECONDS = 5
@@ -34,8 +34,8 @@ _DOMAIN: dict[type[errors.CatalogError], tuple[int, str]] = {
     errors.CommitFailedError: (409, "CommitFailedException"),
     errors.UnprocessableEntityError: (422, "UnprocessableEntityException"),
     errors.ForbiddenError: (403, "ForbiddenException"),
-    authz_errors.NoSuchUserError: (404, "NoSuchUserException"),
-    authz_errors.NoSuchRoleError: (404, "NoSuchRoleException"),
+    errors.NoSuchUserError: (404, "NoSuchUserException"),
+    errors.NoSuchRoleError: (404, "NoSuchRoleException"),
     errors.NoSuchProjectError: (404, "NoSuchProjectException"),
     errors.NotEmptyError: (409, "NotEmptyException"),
     errors.AlreadyBootstrappedError: (409, "CatalogAlreadyBootstrapped"),

@@ -11,9 +11,9 @@ from litestar import Response, get
 from litestar.datastructures import State
 
 from api.errors import RETRY_AFTER_SECONDS
-from catalog_es.database import check_idle_connections
-from projections.projection_registry import all_statuses
-from projections.projector_checkpoint import ProjectorStatus
+from catalog_es.store.database import check_idle_connections
+from projections.checkpoints import ProjectorStatus
+from projections.registry import all_statuses
 
 _log = structlog.get_logger(__name__)
 

@@ -22,25 +22,16 @@ from litestar.enums import ScopeType
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.auth.guard import authorize
 from api.auth.principal import request_principal
+from api.auth.rules import authorize
 from api.errors import error_body
-from catalog_es import idempotency
-from catalog_es.database import Pool
-from catalog_es.secrets import Sealer
+from catalog_es.store import idempotency
+from catalog_es.store.database import Pool
+from catalog_es.store.secrets import Sealer
 
 HEADER = b"idempotency-key"
 STALE_AFTER = timedelta(minutes=2)
 _MUTATIONS = {"POST", "DELETE"}
-
-
-def iso_duration(lifetime: timedelta) -> str:
-    """`PT30M`-style ISO-8601 duration, as `/config` advertises it."""
-    return (
-        f"PT{int(lifetime.total_seconds())}S"
-        if lifetime.total_seconds() % 60
-        else f"PT{int(lifetime.total_seconds() // 60)}M"
-    )
 
 
 async def _send_stored(send: Send, response: idempotency.StoredResponse) -> None:

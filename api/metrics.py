@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 from litestar import Response, get
 from litestar.datastructures import State
 
-from projections.projection_registry import all_statuses
-from projections.projector_checkpoint import ProjectorStatus
-from projections.relay_metrics import RelayMetrics
+from projections.checkpoints import ProjectorStatus
+from projections.registry import all_statuses
+from projections.relay.metrics import RelayMetrics
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -66,7 +66,7 @@ async def metrics_text(state: State) -> str:
 
 @get("/metrics", include_in_schema=False)
 async def metrics(state: State) -> Response[str]:
-    """On the API port: authenticated like any route, and for a server admin or operator only (api/auth/guard.py).
+    """On the API port: authenticated like any route, and for a server admin or operator only (api/auth/rules.py).
 
     A scraper without a token uses the open listener of `CATALOG_ES__METRICS__PORT` instead.
     """

@@ -10,8 +10,8 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from catalog_es.file_roots import WAREHOUSE_DIR_NAME, FileStorageRoots
-from catalog_es.outbound import EndpointPolicy
+from catalog_es.storage.file_roots import WAREHOUSE_DIR_NAME, FileStorageRoots
+from catalog_es.storage.outbound import EndpointPolicy
 
 ENV_PREFIX = "CATALOG_ES__"
 

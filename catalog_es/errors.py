@@ -1,4 +1,6 @@
-"""Domain errors, named after the Iceberg spec's exceptions; the API maps each to a status."""
+"""Domain errors named after the Iceberg spec's exceptions, and the access errors; the API maps each to a status."""
+
+from __future__ import annotations
 
 
 class CatalogError(Exception):
@@ -71,3 +73,15 @@ class AlreadyBootstrappedError(CatalogError):
 
 class StorageAccessError(BadRequestError):
     """A warehouse's storage cannot be written, read or deleted with the given profile and credential."""
+
+
+class NoSuchUserError(CatalogError):
+    """The user is not known (never provisioned, or deleted)."""
+
+
+class NoSuchRoleError(CatalogError):
+    """No role by that id (or it is not visible to the caller)."""
+
+
+class NotAuthorizedError(ForbiddenError):
+    """The caller may see the object but not do this to it."""

@@ -7,9 +7,9 @@ from typing import Literal, Protocol
 
 import msgspec
 
-from catalog_es.database import Connection
 from catalog_es.events import Json, SecretReference
 from catalog_es.identifiers import Namespace
+from catalog_es.store.database import Connection
 
 
 class ProjectRow(msgspec.Struct, frozen=True):

@@ -1,4 +1,4 @@
-"""Bootstrap: the default project and a local-filesystem warehouse, created once."""
+"""Bootstrap: the server records its id once (caller becomes first admin); the default project and warehouse."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ import uuid
 
 import msgspec
 
-from catalog_es.events import ProjectCreated, WarehouseCreated
-from catalog_es.eventstore import EventMetadata
+from catalog_es.errors import AlreadyBootstrappedError, BadRequestError
+from catalog_es.events import ProjectCreated, ServerBootstrapped, WarehouseCreated
 from catalog_es.identifiers import NIL_PROJECT_ID
 from catalog_es.locations import normalize_location
+from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext
 
 
@@ -41,3 +42,39 @@ async def handle_ensure_default_warehouse(cmd: EnsureDefaultWarehouse, ctx: Comm
         )
         await tx.append(warehouse, expected_version=0)
     return warehouse.warehouse_id
+
+
+class Bootstrap(msgspec.Struct, frozen=True, kw_only=True):
+    accept_terms_of_use: bool
+    metadata: EventMetadata
+    is_operator: bool = False
+    user_name: str | None = None
+    user_email: str | None = None
+    user_type: str | None = None
+    create_default_project: bool = True
+
+
+async def handle_bootstrap(cmd: Bootstrap, ctx: CommandContext) -> uuid.UUID:
+    """Record the bootstrap (and the default project unless it exists); return the new server id.
+
+    Raises: BadRequestError when the terms are not accepted, AlreadyBootstrappedError on a second call.
+    """
+    if not cmd.accept_terms_of_use:
+        raise BadRequestError("Bootstrap requires accept-terms-of-use: true")
+    server_id = ctx.ids.new_id()
+    async with ctx.store.transaction(cmd.metadata) as tx:
+        if await ctx.state.server_id(tx.conn) is not None:
+            raise AlreadyBootstrappedError("The catalog is already bootstrapped")
+        await tx.append(
+            ServerBootstrapped(
+                server_id=server_id,
+                is_operator=cmd.is_operator,
+                user_name=cmd.user_name,
+                user_email=cmd.user_email,
+                user_type=cmd.user_type,
+            ),
+            expected_version=0,
+        )
+        if cmd.create_default_project and not await ctx.state.project_exists(tx.conn, NIL_PROJECT_ID):
+            await tx.append(ProjectCreated(project_id=NIL_PROJECT_ID, name="default"), expected_version=0)
+    return server_id

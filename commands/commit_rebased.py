@@ -9,13 +9,13 @@ from dataclasses import dataclass
 
 from catalog_es.errors import CommitFailedError
 from catalog_es.events import CommitRebase, Json, TableCommitted
-from catalog_es.eventstore import EventMetadata, StreamVersionConflictError
 from catalog_es.identifiers import Namespace
-from catalog_es.rebase import plan_rebase
-from catalog_es.rebase_files import delete_manifest_lists, read_client_lists, rebase_commit
+from catalog_es.metadata.rebase import plan_rebase
+from catalog_es.metadata.tables import commit, metadata_to_json, next_metadata_location, parse_metadata
 from catalog_es.state import TableRow, WarehouseRow
-from catalog_es.storage import WarehouseStorage
-from catalog_es.table_metadata import commit, metadata_to_json, next_metadata_location, parse_metadata
+from catalog_es.storage.files import WarehouseStorage
+from catalog_es.storage.rebase_files import delete_manifest_lists, read_client_lists, rebase_commit
+from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError
 from commands.context import CommandContext, off_loop
 from commands.table_writes import TableResult, metadata_written
 

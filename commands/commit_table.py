@@ -8,11 +8,11 @@ import msgspec
 
 from catalog_es.errors import CommitFailedError, NoSuchTableError
 from catalog_es.events import CommitRebase, Json, TableCommitted, TableCreated
-from catalog_es.eventstore import EventMetadata, StreamVersionConflictError, Transaction
 from catalog_es.identifiers import Namespace
-from catalog_es.rebase import rebase_enabled
+from catalog_es.metadata.rebase import rebase_enabled
+from catalog_es.metadata.tables import commit, metadata_to_json, next_metadata_location, parse_metadata
 from catalog_es.state import TableRow, WarehouseRow
-from catalog_es.table_metadata import commit, metadata_to_json, next_metadata_location, parse_metadata
+from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError, Transaction
 from commands.commit_rebased import RebasableChange, commit_rebased
 from commands.context import CommandContext
 from commands.table_writes import (

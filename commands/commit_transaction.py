@@ -8,8 +8,8 @@ import msgspec
 
 from catalog_es.errors import BadRequestError, CommitFailedError, NoSuchTableError
 from catalog_es.events import Json
-from catalog_es.eventstore import EventMetadata, StreamVersionConflictError
 from catalog_es.identifiers import Namespace, name_key
+from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError
 from commands.commit_table import PreparedCommit, append_commit, prepare_commit
 from commands.context import CommandContext
 from commands.table_writes import claim_new_location, metadata_files_written

@@ -8,15 +8,15 @@ import msgspec
 
 from catalog_es.errors import CommitFailedError
 from catalog_es.events import Json, ViewCommitted
-from catalog_es.eventstore import EventMetadata, StreamVersionConflictError
 from catalog_es.identifiers import Namespace
 from catalog_es.locations import require_inside_warehouse
-from catalog_es.view_metadata import (
+from catalog_es.metadata.views import (
     commit_view,
     next_view_metadata_location,
     parse_view_metadata,
     view_metadata_to_json,
 )
+from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError
 from commands.context import CommandContext
 from commands.table_writes import metadata_written
 from commands.view_writes import ViewResult, missing_view

@@ -11,17 +11,17 @@ from typing import TypeVar
 import msgspec
 
 from catalog_es.clock import Clock, IdSource, millis
-from catalog_es.database import Connection
 from catalog_es.errors import BadRequestError, NoSuchNamespaceError, NoSuchWarehouseError, WarehouseInactiveError
-from catalog_es.eventstore import EventStore
-from catalog_es.file_roots import FileStorageRoots
 from catalog_es.identifiers import Namespace
-from catalog_es.outbound import EndpointPolicy
-from catalog_es.rebase import RebaseMode
-from catalog_es.secrets import SecretStore
+from catalog_es.metadata.rebase import RebaseMode
 from catalog_es.state import CatalogState, NamespaceRow, WarehouseRow
-from catalog_es.storage import WarehouseStorage
-from catalog_es.storage_profiles import StorageCredential, decode_credential, decode_profile
+from catalog_es.storage.file_roots import FileStorageRoots
+from catalog_es.storage.files import WarehouseStorage
+from catalog_es.storage.outbound import EndpointPolicy
+from catalog_es.storage.profiles import StorageCredential, decode_credential, decode_profile
+from catalog_es.store.database import Connection
+from catalog_es.store.eventstore import EventStore
+from catalog_es.store.secrets import SecretStore
 
 _T = TypeVar("_T")
 
@@ -36,7 +36,7 @@ class CommandContext:
     endpoints: EndpointPolicy = field(default_factory=EndpointPolicy)  # which S3 endpoints storage may contact
     # Where `file` warehouses may be created; the default (no roots) refuses them all.
     file_roots: FileStorageRoots = field(default_factory=FileStorageRoots)
-    # Which tables get commits rebased on a moved branch (issue 19): see `catalog_es.rebase.rebase_enabled`.
+    # Which tables get commits rebased on a moved branch (issue 19): see `catalog_es.metadata.rebase.rebase_enabled`.
     server_side_rebase: RebaseMode = "opt-in"
     _credentials: dict[uuid.UUID, StorageCredential] = field(default_factory=dict, compare=False, repr=False)
     _storages: dict[bytes, WarehouseStorage] = field(default_factory=dict, compare=False, repr=False)

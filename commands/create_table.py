@@ -8,11 +8,11 @@ import msgspec
 
 from catalog_es.errors import BadRequestError
 from catalog_es.events import Json, TableCreated
-from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace, validate_name
 from catalog_es.locations import require_inside_warehouse
-from catalog_es.storage_layout import table_location
-from catalog_es.table_metadata import metadata_to_json, new_metadata, next_metadata_location, table_directories
+from catalog_es.metadata.tables import metadata_to_json, new_metadata, next_metadata_location, table_directories
+from catalog_es.storage.layout import table_location
+from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext, off_loop
 from commands.name_conflicts import name_holder, table_name_taken
 from commands.table_writes import (

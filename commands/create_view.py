@@ -8,11 +8,11 @@ import msgspec
 
 from catalog_es.errors import BadRequestError
 from catalog_es.events import Json, ViewCreated
-from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace, validate_name
 from catalog_es.locations import require_inside_warehouse
-from catalog_es.storage_layout import table_location
-from catalog_es.view_metadata import new_view_metadata, next_view_metadata_location, view_metadata_to_json
+from catalog_es.metadata.views import new_view_metadata, next_view_metadata_location, view_metadata_to_json
+from catalog_es.storage.layout import table_location
+from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext
 from commands.table_writes import metadata_written
 from commands.view_writes import ViewResult, claim_view_name

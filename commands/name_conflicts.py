@@ -5,9 +5,9 @@ from __future__ import annotations
 import uuid
 from typing import Literal
 
-from catalog_es.database import Connection
 from catalog_es.errors import AlreadyExistsError
 from catalog_es.identifiers import Namespace
+from catalog_es.store.database import Connection
 from commands.context import CommandContext
 
 Holder = Literal["table", "view"]

@@ -14,10 +14,10 @@ from catalog_es.errors import (
     UnprocessableEntityError,
 )
 from catalog_es.events import NamespaceCreated, NamespaceDropped, NamespacePropertiesUpdated
-from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace, validate_name
 from catalog_es.locations import require_inside_warehouse
-from catalog_es.storage_layout import namespace_location
+from catalog_es.storage.layout import namespace_location
+from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext
 
 

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 
 import msgspec
 
-from catalog_es.authz_events import ManagedAccessSet, ObjectKind, PrivilegeGranted, PrivilegeRevoked
-from catalog_es.authz_model import SERVER_OBJECT_ID, user_principal, valid_privilege
 from catalog_es.errors import BadRequestError
 from catalog_es.events import Event
-from catalog_es.eventstore import EventMetadata
+from catalog_es.events.access import ManagedAccessSet, ObjectKind, PrivilegeGranted, PrivilegeRevoked
+from catalog_es.privileges import SERVER_OBJECT_ID, user_principal, valid_privilege
+from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext
 
 Assignment = tuple[str, str]  # (principal `user:<id>` | `role:<uuid>`, privilege)

@@ -8,8 +8,8 @@ import msgspec
 
 from catalog_es.errors import AlreadyExistsError, BadRequestError, NoSuchProjectError, NotEmptyError
 from catalog_es.events import ProjectCreated, ProjectDeleted, ProjectRenamed
-from catalog_es.eventstore import EventMetadata, Transaction
 from catalog_es.state import ProjectRow
+from catalog_es.store.eventstore import EventMetadata, Transaction
 from commands.context import CommandContext
 
 MAX_NAME_LENGTH = 128

@@ -7,12 +7,11 @@ from collections.abc import Awaitable, Callable
 
 import msgspec
 
-from catalog_es.authz_errors import NoSuchRoleError
-from catalog_es.authz_events import RoleCreated, RoleDeleted, RoleUpdated
-from catalog_es.authz_streams import last_event
-from catalog_es.database import Connection
-from catalog_es.errors import AlreadyExistsError, BadRequestError
-from catalog_es.eventstore import EventMetadata
+from catalog_es.errors import AlreadyExistsError, BadRequestError, NoSuchRoleError
+from catalog_es.events.access import RoleCreated, RoleDeleted, RoleUpdated
+from catalog_es.store.database import Connection
+from catalog_es.store.eventstore import EventMetadata
+from catalog_es.store.streams import last_event
 from commands.context import CommandContext
 
 # (connection, project id, name) -> the id of the role holding that name (case-insensitively), if any

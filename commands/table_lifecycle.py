@@ -7,14 +7,14 @@ import uuid
 import msgspec
 from pyiceberg.table.metadata import TableMetadata
 
-from catalog_es.delete_profiles import purge_by_default
 from catalog_es.errors import AlreadyExistsError, BadRequestError, NoSuchTableError
 from catalog_es.events import Json, TableDropped, TableRegistered, TableRenamed
-from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace, validate_name
 from catalog_es.locations import require_inside_warehouse
+from catalog_es.metadata.tables import parse_metadata
 from catalog_es.state import TableRow, WarehouseRow
-from catalog_es.table_metadata import parse_metadata
+from catalog_es.storage.delete_profiles import purge_by_default
+from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext, off_loop
 from commands.name_conflicts import rename_target_taken
 from commands.table_writes import TableResult, claim_location, claim_name_and_location

@@ -8,14 +8,14 @@ from contextlib import asynccontextmanager, suppress
 
 import msgspec
 
-from catalog_es.database import Connection
 from catalog_es.errors import AlreadyExistsError, InvalidLocationError
 from catalog_es.events import Json
-from catalog_es.eventstore import EventMetadata, Transaction
 from catalog_es.identifiers import Namespace
 from catalog_es.locations import require_inside_warehouse
 from catalog_es.state import WarehouseRow
-from catalog_es.storage import WarehouseStorage
+from catalog_es.storage.files import WarehouseStorage
+from catalog_es.store.database import Connection
+from catalog_es.store.eventstore import EventMetadata, Transaction
 from commands.context import CommandContext, off_loop
 from commands.name_conflicts import name_holder, table_name_taken
 

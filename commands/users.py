@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import msgspec
 
-from catalog_es.authz_errors import NoSuchUserError
-from catalog_es.authz_events import (
+from catalog_es.errors import NoSuchUserError
+from catalog_es.events.access import (
     LastUpdatedWith,
     UserCreated,
     UserDeleted,
@@ -14,8 +14,8 @@ from catalog_es.authz_events import (
     UserUpdated,
     user_stream_uuid,
 )
-from catalog_es.authz_streams import last_event
-from catalog_es.eventstore import EventMetadata, StreamVersionConflictError
+from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError
+from catalog_es.store.streams import last_event
 from commands.context import CommandContext
 
 

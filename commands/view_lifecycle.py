@@ -8,10 +8,10 @@ import msgspec
 
 from catalog_es.errors import BadRequestError
 from catalog_es.events import ViewDropped, ViewRegistered, ViewRenamed
-from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace, name_key, validate_name
 from catalog_es.locations import require_inside_warehouse
-from catalog_es.view_metadata import parse_view_metadata
+from catalog_es.metadata.views import parse_view_metadata
+from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext, off_loop
 from commands.name_conflicts import name_holder, rename_target_taken
 from commands.view_writes import ViewResult, claim_view_name, missing_view

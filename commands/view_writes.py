@@ -6,10 +6,10 @@ import uuid
 
 import msgspec
 
-from catalog_es.database import Connection
 from catalog_es.errors import AlreadyExistsError, NoSuchViewError
 from catalog_es.events import Json
 from catalog_es.identifiers import Namespace
+from catalog_es.store.database import Connection
 from commands.context import CommandContext
 from commands.name_conflicts import name_holder, view_name_taken
 

@@ -6,8 +6,6 @@ import uuid
 
 import msgspec
 
-from catalog_es.database import Connection
-from catalog_es.delete_profiles import decode_delete_profile
 from catalog_es.errors import AlreadyExistsError, BadRequestError, NoSuchWarehouseError, NotEmptyError
 from catalog_es.events import (
     NamespaceDropped,
@@ -24,11 +22,11 @@ from catalog_es.events import (
     WarehouseRenamed,
     WarehouseStorageUpdated,
 )
-from catalog_es.eventstore import EventMetadata, Transaction
-from catalog_es.file_roots import storage_overlaps
 from catalog_es.identifiers import name_key
 from catalog_es.state import WarehouseRow
-from catalog_es.storage_profiles import (
+from catalog_es.storage.delete_profiles import decode_delete_profile
+from catalog_es.storage.file_roots import storage_overlaps
+from catalog_es.storage.profiles import (
     FileProfile,
     StorageCredential,
     StorageProfile,
@@ -38,8 +36,10 @@ from catalog_es.storage_profiles import (
     decode_profile,
     encode_credential,
     encode_profile,
-    validate_access,
 )
+from catalog_es.storage.s3 import validate_access
+from catalog_es.store.database import Connection
+from catalog_es.store.eventstore import EventMetadata, Transaction
 from commands.context import CommandContext, off_loop
 from commands.projects import existing_project, validate_display_name
 

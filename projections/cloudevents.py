@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from catalog_es.eventstore import RecordedEvent
+from catalog_es.store.eventstore import RecordedEvent
 
 _encoder = msgspec.json.Encoder()
 

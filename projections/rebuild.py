@@ -1,79 +1,75 @@
-"""Replay the event log into fresh read-model tables, and compare read models row by row."""
+"""Rebuild a projection while the catalog keeps serving: replay into a shadow schema, catch up, swap atomically."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
 
 from psycopg import sql
 
-from catalog_es.database import Connection
-from catalog_es.eventstore import InlineProjector, check_contiguous, read_events
-from catalog_es.migrations import Migration
-from projections.catalog_projector import READ_MODEL_TABLES, project_catalog
-from projections.read_model_migrations import READ_MODEL_MIGRATIONS
+from catalog_es.store.database import Connection
+from projections.checkpoints import lock_checkpoint, log_head, move_checkpoint
+from projections.registry import Projection
+from projections.replay import create_read_models, replay
 
-_BATCH = 1000
-
-Rows = dict[str, list[tuple[Any, ...]]]
-Progress = Callable[[int], None]
+# Called with (position replayed, log head) after each batch.
+RebuildProgress = Callable[[int, int], None]
 
 
-async def rebuild_into(conn: Connection, schema: str) -> int:
-    """Create `schema` with empty read models and replay the whole log into it; returns the events applied."""
-    async with conn.transaction():
-        await create_read_models(conn, schema, READ_MODEL_MIGRATIONS)
-        return await replay(conn, schema, project_catalog, after=0)
+def shadow_schema(projection: Projection) -> str:
+    return f"rebuild_{projection.name}"
 
 
-async def create_read_models(conn: Connection, schema: str, migrations: Sequence[Migration]) -> None:
-    """Create `schema` holding empty tables from the read model's migrations (inside the caller's transaction)."""
-    await conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
-    await use_schema(conn, schema)
-    for migration in migrations:
-        await conn.execute(migration.sql.encode())
+async def live_schema(conn: Connection) -> str:
+    cursor = await conn.execute("SELECT current_schema()")
+    row = await cursor.fetchone()
+    return str(row[0]) if row else "public"
 
 
-async def use_schema(conn: Connection, schema: str) -> None:
-    """Until the transaction ends, unqualified read-model names mean `schema` (the log stays where it is)."""
-    await conn.execute(
-        "SELECT set_config('search_path', quote_ident(%s) || ', ' || current_setting('search_path'), true)", (schema,)
-    )
-
-
-async def replay(
+async def rebuild_projection(
     conn: Connection,
-    schema: str,
-    apply: InlineProjector,
+    projection: Projection,
     *,
-    after: int,
-    until: int | None = None,
-    batch: int = _BATCH,
-    progress: Progress | None = None,
+    batch: int = 5000,
+    progress: RebuildProgress | None = None,
 ) -> int:
-    """Apply the events after `after` (through `until`) to `schema`'s tables, in the caller's transaction."""
-    await use_schema(conn, schema)
-    while events := await read_events(conn, after=after, limit=batch):
-        check_contiguous(after, events)
-        if until is not None:
-            events = [e for e in events if e.position <= until]
-            if not events:
-                break
-        async with conn.pipeline():  # one round trip per batch instead of one per statement
-            await apply(conn, events)
-        after = events[-1].position
+    """Rebuild `projection` from the log and swap it in; returns the position the new tables are at.
+
+    Commits keep flowing during the replay. The final catch-up and the swap run in one transaction
+    that holds the writers' counter lock (inline read models: no commit can slip between) or the
+    projector's checkpoint row (process read models: its runner waits, then resumes after the swap).
+    """
+    live, shadow = await live_schema(conn), shadow_schema(projection)
+    await conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(shadow)))
+    async with conn.transaction():
+        await create_read_models(conn, shadow, projection.migrations)
+    position, head = 0, await log_head(conn)
+
+    def report(at: int) -> None:
         if progress:
-            progress(after)
-        if until is not None and after >= until:
-            break
-    return after
+            progress(at, max(head, at))
 
-
-async def read_model_rows(conn: Connection, schema: str) -> Rows:
-    """Every row of every catalog read model in `schema`, in a stable order."""
-    rows: Rows = {}
-    for table in READ_MODEL_TABLES:
-        query = sql.SQL("SELECT * FROM {}.{} ORDER BY id").format(sql.Identifier(schema), sql.Identifier(table))
-        cursor = await conn.execute(query)
-        rows[table] = list(await cursor.fetchall())
-    return rows
+    while head - position > batch:  # catch up while writers continue; the rest is replayed under the lock
+        async with conn.transaction():
+            position = await replay(conn, shadow, projection.apply, after=position, until=head, progress=report)
+        head = await log_head(conn)
+    async with conn.transaction():
+        if projection.inline:
+            await conn.execute("SELECT position FROM catalog_event_counter FOR UPDATE")
+        else:
+            await lock_checkpoint(conn, projection.name)
+        head = await log_head(conn)
+        position = await replay(conn, shadow, projection.apply, after=position, progress=report)
+        for table in projection.tables:
+            await conn.execute(
+                sql.SQL("DROP TABLE IF EXISTS {}.{}").format(sql.Identifier(live), sql.Identifier(table))
+            )
+            await conn.execute(
+                sql.SQL("ALTER TABLE {}.{} SET SCHEMA {}").format(
+                    sql.Identifier(shadow), sql.Identifier(table), sql.Identifier(live)
+                )
+            )
+        await conn.execute(sql.SQL("DROP SCHEMA {}").format(sql.Identifier(shadow)))
+        if not projection.inline:
+            await move_checkpoint(conn, projection.name, position)
+    report(position)
+    return position

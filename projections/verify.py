@@ -8,12 +8,11 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from catalog_es.database import Connection
-from projections.projection_registry import Projection
-from projections.projector_checkpoint import load_checkpoint
-from projections.rebuild import create_read_models, replay
-from projections.relay_checkpoint import log_head
-from projections.shadow_rebuild import live_schema
+from catalog_es.store.database import Connection
+from projections.checkpoints import load_checkpoint, log_head
+from projections.rebuild import live_schema
+from projections.registry import Projection
+from projections.replay import create_read_models, replay
 
 
 @dataclass

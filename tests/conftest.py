@@ -11,7 +11,7 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from api.embedded import embedded_dsn
+from api.runtime.embedded_postgres import embedded_dsn
 
 # No test, and no server a test starts (they inherit this environment), may reach a cloud identity:
 # no instance-metadata service, no ambient credentials (DEVELOPERS.md "Loopback only").

@@ -9,10 +9,9 @@ from __future__ import annotations
 import uuid
 
 from api.auth.principal import Principal
-from catalog_es.authz_errors import NotAuthorizedError
-from catalog_es.database import Connection
-from catalog_es.errors import CatalogError
-from projections import permissions_queries
+from catalog_es.errors import CatalogError, NotAuthorizedError
+from catalog_es.store.database import Connection
+from projections.permissions import queries as permissions_queries
 
 
 class Authorizer:

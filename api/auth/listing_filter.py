@@ -7,10 +7,10 @@ from collections.abc import Awaitable, Callable
 
 from api.auth.authorizer import Authorizer
 from api.auth.principal import Principal
-from catalog_es.database import Connection
 from catalog_es.identifiers import Namespace
-from projections import permissions_queries
-from projections.catalog_queries import CatalogReadModel
+from catalog_es.store.database import Connection
+from projections.catalog.queries import CatalogReadModel
+from projections.permissions import queries as permissions_queries
 
 # (connection, namespace id, after key, limit) -> names
 NameLister = Callable[[Connection, uuid.UUID, str, int | None], Awaitable[list[str]]]

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from api.auth.principal import Principal
-from catalog_es.eventstore import EventMetadata
+from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext
 from commands.users import ProvisionUser, handle_provision_user
-from projections import permissions_queries
+from projections.permissions import queries as permissions_queries
 
 _MAX_REMEMBERED = 100_000
 

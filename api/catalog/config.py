@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 from typing import Annotated
 
 from litestar import get
@@ -10,14 +11,13 @@ from litestar.datastructures import State
 from litestar.params import Parameter
 
 from api.catalog.endpoints import IMPLEMENTED_ENDPOINTS
+from api.catalog.wire import CatalogConfig
 from api.dependencies import split_warehouse_name
-from api.idempotency import iso_duration
 from api.settings import Settings
-from api.wire import CatalogConfig
-from catalog_es.database import Connection
 from catalog_es.errors import BadRequestError, NoSuchWarehouseError
+from catalog_es.store.database import Connection
 from commands.context import require_active
-from projections.catalog_queries import CatalogReadModel
+from projections.catalog.queries import CatalogReadModel
 
 
 @get("/catalog/v1/config")
@@ -42,4 +42,13 @@ async def get_config(
         overrides={},
         endpoints=IMPLEMENTED_ENDPOINTS,
         idempotency_key_lifetime=iso_duration(settings.idempotency_key_lifetime),
+    )
+
+
+def iso_duration(lifetime: timedelta) -> str:
+    """`PT30M`-style ISO-8601 duration, as `/config` advertises it."""
+    return (
+        f"PT{int(lifetime.total_seconds())}S"
+        if lifetime.total_seconds() % 60
+        else f"PT{int(lifetime.total_seconds() // 60)}M"
     )

@@ -7,13 +7,13 @@ from collections.abc import Awaitable, Callable
 
 from api.auth.listing_filter import ListingAccess
 from api.catalog.paging import PageRequest
+from api.catalog.wire import ListTablesResponse, TableIdentifier
 from api.dependencies import parse_namespace
-from api.wire import ListTablesResponse, TableIdentifier
-from catalog_es.database import Connection
 from catalog_es.errors import NoSuchNamespaceError
 from catalog_es.identifiers import name_key
 from catalog_es.state import WarehouseRow
-from projections.catalog_queries import CatalogReadModel
+from catalog_es.store.database import Connection
+from projections.catalog.queries import CatalogReadModel
 
 # (connection, namespace id, after key, limit) -> names
 NameLister = Callable[[Connection, uuid.UUID, str, int | None], Awaitable[list[str]]]

@@ -10,20 +10,20 @@ from litestar.params import Parameter
 
 from api.auth.listing_filter import ListingAccess
 from api.catalog.paging import PageRequest
-from api.dependencies import CATALOG_DEPENDENCIES, parse_namespace, parse_parent
-from api.settings import Settings
-from api.wire import (
+from api.catalog.wire import (
     CreateNamespaceRequest,
     ListNamespacesResponse,
     NamespaceResponse,
     UpdateNamespacePropertiesRequest,
     UpdateNamespacePropertiesResponse,
 )
-from catalog_es.database import Connection
+from api.dependencies import CATALOG_DEPENDENCIES, parse_namespace, parse_parent
+from api.settings import Settings
 from catalog_es.errors import NoSuchNamespaceError
-from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace
 from catalog_es.state import NamespaceRow, WarehouseRow
+from catalog_es.store.database import Connection
+from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext
 from commands.namespaces import (
     CreateNamespace,
@@ -33,7 +33,7 @@ from commands.namespaces import (
     handle_drop_namespace,
     handle_update_namespace_properties,
 )
-from projections.catalog_queries import CatalogReadModel
+from projections.catalog.queries import CatalogReadModel
 
 
 async def _load(

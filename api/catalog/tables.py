@@ -14,9 +14,7 @@ from api.auth.principal import request_principal
 from api.catalog.etags import etag, etag_header
 from api.catalog.listing import list_names
 from api.catalog.paging import PageRequest
-from api.dependencies import CATALOG_DEPENDENCIES, parse_namespace
-from api.encoded_slash import decode_name
-from api.wire import (
+from api.catalog.wire import (
     CommitTableRequest,
     CommitTableResponse,
     CommitTransactionRequest,
@@ -27,12 +25,15 @@ from api.wire import (
     RegisterTableRequest,
     RenameTableRequest,
 )
-from catalog_es.database import Connection
+from api.dependencies import CATALOG_DEPENDENCIES, parse_namespace
+from api.encoded_slash import decode_name
 from catalog_es.errors import BadRequestError, NoSuchTableError
-from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace
+from catalog_es.metadata.tables import only_referenced_snapshots
 from catalog_es.state import TableRow, WarehouseRow
-from catalog_es.table_metadata import only_referenced_snapshots
+from catalog_es.store.database import Connection
+from catalog_es.store.eventstore import EventMetadata
+from catalog_es.store.metrics_reports import record_metrics_report
 from commands.commit_table import CommitTable, handle_commit_table
 from commands.commit_transaction import CommitTransaction, TableChange, handle_commit_transaction
 from commands.context import CommandContext
@@ -45,8 +46,7 @@ from commands.table_lifecycle import (
     handle_register_table,
     handle_rename_table,
 )
-from projections.catalog_queries import CatalogReadModel
-from projections.metrics_reports import record_metrics_report
+from projections.catalog.queries import CatalogReadModel
 
 
 async def _load(

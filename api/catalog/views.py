@@ -10,9 +10,7 @@ from litestar.params import Parameter
 from api.auth.listing_filter import ListingAccess
 from api.catalog.listing import list_names
 from api.catalog.paging import PageRequest
-from api.dependencies import CATALOG_DEPENDENCIES, parse_namespace
-from api.encoded_slash import decode_name
-from api.wire import (
+from api.catalog.wire import (
     CommitViewRequest,
     CreateViewRequest,
     ListTablesResponse,
@@ -20,11 +18,13 @@ from api.wire import (
     RegisterViewRequest,
     RenameTableRequest,
 )
-from catalog_es.database import Connection
+from api.dependencies import CATALOG_DEPENDENCIES, parse_namespace
+from api.encoded_slash import decode_name
 from catalog_es.errors import NoSuchViewError
-from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace
 from catalog_es.state import ViewRow, WarehouseRow
+from catalog_es.store.database import Connection
+from catalog_es.store.eventstore import EventMetadata
 from commands.commit_view import CommitView, handle_commit_view
 from commands.context import CommandContext
 from commands.create_view import CreateView, handle_create_view
@@ -37,7 +37,7 @@ from commands.view_lifecycle import (
     handle_rename_view,
 )
 from commands.view_writes import ViewResult
-from projections.catalog_queries import CatalogReadModel
+from projections.catalog.queries import CatalogReadModel
 
 
 async def _load(

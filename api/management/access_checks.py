@@ -6,21 +6,23 @@ import uuid
 
 from api.auth.authorizer import Authorizer
 from api.auth.principal import Principal
-from api.management.access_wire import Assignment
-from catalog_es.authz_errors import NoSuchRoleError, NoSuchUserError, NotAuthorizedError
-from catalog_es.authz_events import ObjectKind
-from catalog_es.authz_model import role_principal, user_principal
-from catalog_es.database import Connection
+from api.management.wire import Assignment
 from catalog_es.errors import (
     BadRequestError,
     CatalogError,
     NoSuchNamespaceError,
     NoSuchProjectError,
+    NoSuchRoleError,
     NoSuchTableError,
+    NoSuchUserError,
     NoSuchViewError,
     NoSuchWarehouseError,
+    NotAuthorizedError,
 )
-from projections import permissions_queries
+from catalog_es.events.access import ObjectKind
+from catalog_es.privileges import role_principal, user_principal
+from catalog_es.store.database import Connection
+from projections.permissions import queries as permissions_queries
 
 _NOT_FOUND: dict[str, type[CatalogError]] = {
     "project": NoSuchProjectError,

@@ -10,11 +10,11 @@ from litestar.params import Parameter
 
 from api.dependencies import parse_parent
 from api.management.audit_params import event_filter, parse_entity, parse_time
-from catalog_es.database import Connection
 from catalog_es.errors import BadRequestError
-from projections.as_of import CatalogAsOf, catalog_as_of
+from catalog_es.store.database import Connection
+from projections.audit.as_of import CatalogAsOf, catalog_as_of
+from projections.audit.history import HistoryEntry, entity_history, read_event_page
 from projections.cloudevents import StructuredCloudEvent, to_cloudevent
-from projections.event_history import HistoryEntry, entity_history, read_event_page
 
 
 class EventsPage(msgspec.Struct, rename="kebab"):

@@ -6,7 +6,7 @@ import uuid
 from datetime import UTC, datetime
 
 from catalog_es.errors import BadRequestError
-from projections.event_history import EventFilter, entity_stream, event_type
+from projections.audit.history import EventFilter, entity_stream, event_type
 
 
 def parse_time(value: str, name: str = "time") -> datetime:

@@ -18,7 +18,7 @@ from api.management.access_checks import (
     require_principals_exist,
     visible_object,
 )
-from api.management.access_wire import (
+from api.management.wire import (
     AssignmentsResponse,
     BatchCheckRequest,
     BatchCheckResponse,
@@ -28,12 +28,11 @@ from api.management.access_wire import (
     ManagedAccessResponse,
     UpdateAssignmentsRequest,
 )
-from catalog_es.authz_errors import NotAuthorizedError
-from catalog_es.authz_events import ObjectKind
-from catalog_es.authz_model import SERVER_OBJECT_ID
-from catalog_es.database import Connection
-from catalog_es.errors import BadRequestError
-from catalog_es.eventstore import EventMetadata
+from catalog_es.errors import BadRequestError, NotAuthorizedError
+from catalog_es.events.access import ObjectKind
+from catalog_es.privileges import SERVER_OBJECT_ID
+from catalog_es.store.database import Connection
+from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext
 from commands.permissions import (
     ChangeAssignments,
@@ -41,7 +40,7 @@ from commands.permissions import (
     handle_change_assignments,
     handle_set_managed_access,
 )
-from projections import permissions_queries
+from projections.permissions import queries as permissions_queries
 
 
 async def _read(

@@ -13,9 +13,9 @@ from api.management.wire import (
     ListProjectsResponse,
     RenameRequest,
 )
-from catalog_es.database import Connection
 from catalog_es.errors import NoSuchProjectError
-from catalog_es.eventstore import EventMetadata
+from catalog_es.store.database import Connection
+from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext
 from commands.projects import (
     CreateProject,
@@ -25,7 +25,7 @@ from commands.projects import (
     handle_delete_project,
     handle_rename_project,
 )
-from projections.catalog_queries import CatalogReadModel
+from projections.catalog.queries import CatalogReadModel
 
 
 @post("/management/v1/project", status_code=201)

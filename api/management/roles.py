@@ -11,7 +11,7 @@ from api.auth.authorizer import Authorizer
 from api.auth.principal import Principal
 from api.encoded_slash import decode_name
 from api.management.access_checks import not_found, principal_of, require_principals_exist, visible_object
-from api.management.access_wire import (
+from api.management.wire import (
     Assignment,
     CreateRoleRequest,
     ListRolesResponse,
@@ -20,11 +20,10 @@ from api.management.access_wire import (
     RoleMembers,
     UpdateRoleRequest,
 )
-from catalog_es.authz_errors import NotAuthorizedError
-from catalog_es.database import Connection
-from catalog_es.errors import BadRequestError, NoSuchProjectError
-from catalog_es.eventstore import EventMetadata
+from catalog_es.errors import BadRequestError, NoSuchProjectError, NotAuthorizedError
 from catalog_es.identifiers import name_key
+from catalog_es.store.database import Connection
+from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext
 from commands.permissions import ChangeAssignments, handle_change_assignments
 from commands.roles import (
@@ -35,8 +34,8 @@ from commands.roles import (
     handle_delete_role,
     handle_update_role,
 )
-from projections import permissions_queries
-from projections.permissions_queries import RoleRow
+from projections.permissions import queries as permissions_queries
+from projections.permissions.queries import RoleRow
 
 
 def _member(principal: str) -> RoleMember:

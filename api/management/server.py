@@ -9,12 +9,12 @@ from litestar.datastructures import State
 
 from api.management.wire import BootstrapRequest, ServerInfo
 from api.settings import Settings
-from catalog_es.database import Connection
-from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import NIL_PROJECT_ID
+from catalog_es.store.database import Connection
+from catalog_es.store.eventstore import EventMetadata
+from commands.bootstrap import Bootstrap, handle_bootstrap
 from commands.context import CommandContext
-from commands.server import Bootstrap, handle_bootstrap
-from projections.catalog_queries import CatalogReadModel
+from projections.catalog.queries import CatalogReadModel
 
 
 @post("/management/v1/bootstrap", status_code=204)

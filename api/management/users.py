@@ -12,15 +12,15 @@ from api.auth.authorizer import Authorizer
 from api.auth.principal import Principal
 from api.auth.provisioning import UserProvisioner
 from api.encoded_slash import decode_name
-from api.management.access_wire import CreateUserRequest, ListUsersResponse, User
-from catalog_es.authz_errors import NoSuchUserError, NotAuthorizedError
-from catalog_es.authz_model import SERVER_OBJECT_ID
-from catalog_es.database import Connection
-from catalog_es.eventstore import EventMetadata
+from api.management.wire import CreateUserRequest, ListUsersResponse, User
+from catalog_es.errors import NoSuchUserError, NotAuthorizedError
+from catalog_es.privileges import SERVER_OBJECT_ID
+from catalog_es.store.database import Connection
+from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext
 from commands.users import DeleteUser, ProvisionUser, handle_delete_user, handle_provision_user
-from projections import permissions_queries
-from projections.permissions_queries import UserRow
+from projections.permissions import queries as permissions_queries
+from projections.permissions.queries import UserRow
 
 
 def _user(row: UserRow) -> User:

@@ -19,10 +19,10 @@ from api.management.wire import (
     UpdateDeleteProfileRequest,
     UpdateStorageRequest,
 )
-from catalog_es.database import Connection
 from catalog_es.errors import NoSuchWarehouseError
-from catalog_es.eventstore import EventMetadata
 from catalog_es.state import WarehouseRow
+from catalog_es.store.database import Connection
+from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext
 from commands.warehouses import (
     CreateWarehouse,
@@ -40,7 +40,7 @@ from commands.warehouses import (
     handle_update_delete_profile,
     handle_update_storage,
 )
-from projections.catalog_queries import CatalogReadModel
+from projections.catalog.queries import CatalogReadModel
 
 
 def _response(row: WarehouseRow) -> GetWarehouseResponse:

@@ -1,11 +1,14 @@
-"""Management API bodies (Lakekeeper's /management/v1 shapes): kebab-case, unknown fields refused."""
+"""Management API bodies (Lakekeeper's /management/v1 shapes, access routes too): kebab-case, strict."""
 
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any, Literal
 
 import msgspec
+
+from api.wire_limits import Name, Text
 
 Json = dict[str, Any]
 
@@ -21,8 +24,8 @@ class Response(msgspec.Struct, rename="kebab", kw_only=True):
 class BootstrapRequest(Request):
     accept_terms_of_use: bool
     is_operator: bool = False
-    user_name: str | None = None
-    user_email: str | None = None
+    user_name: Name | None = None
+    user_email: Name | None = None
     user_type: Literal["human", "application"] | None = None
 
 
@@ -39,7 +42,7 @@ class ServerInfo(Response):
 
 
 class CreateProjectRequest(Request):
-    project_name: str
+    project_name: Name
     project_id: uuid.UUID | None = None
 
 
@@ -57,11 +60,11 @@ class ListProjectsResponse(Response):
 
 
 class RenameRequest(Request):
-    new_name: str
+    new_name: Name
 
 
 class CreateWarehouseRequest(Request):
-    warehouse_name: str
+    warehouse_name: Name
     storage_profile: Json
     storage_credential: Json | None = None
     delete_profile: Json | None = None
@@ -100,3 +103,116 @@ class UpdateCredentialRequest(Request):
 
 class UpdateDeleteProfileRequest(Request):
     delete_profile: Json
+
+
+class AccessRequest(msgspec.Struct, rename="kebab", forbid_unknown_fields=True, kw_only=True):
+    pass
+
+
+class AccessResponse(msgspec.Struct, rename="kebab", kw_only=True):
+    pass
+
+
+class CreateUserRequest(AccessRequest):
+    id: Name | None = None
+    name: Name | None = None
+    email: Name | None = None
+    user_type: Literal["human", "application"] | None = None
+    update_if_exists: bool = False
+
+
+class User(AccessResponse):
+    id: str
+    name: str
+    email: str | None
+    user_type: str
+    last_updated_with: str
+    created_at: datetime
+    updated_at: datetime | None
+
+
+class ListUsersResponse(AccessResponse):
+    users: list[User]
+    next_page_token: str | None = None
+
+
+class CreateRoleRequest(AccessRequest):
+    name: Name
+    description: Text | None = None
+    project_id: uuid.UUID | None = None
+
+
+class UpdateRoleRequest(AccessRequest):
+    name: Name
+    description: Text | None = None
+
+
+class Role(AccessResponse):
+    id: uuid.UUID
+    name: str
+    description: str | None
+    project_id: uuid.UUID
+    created_at: datetime
+    updated_at: datetime | None
+
+
+class ListRolesResponse(AccessResponse):
+    roles: list[Role]
+
+
+class Assignment(msgspec.Struct, rename="kebab", forbid_unknown_fields=True, kw_only=True, omit_defaults=True):
+    """One privilege of a user or a role: `{"type": "select", "user": "oidc~..."}` or `{"type": ..., "role": id}`."""
+
+    type: str
+    user: str | None = None
+    role: uuid.UUID | None = None
+
+
+class UpdateAssignmentsRequest(AccessRequest):
+    writes: list[Assignment] = []
+    deletes: list[Assignment] = []
+
+
+class AssignmentsResponse(AccessResponse):
+    assignments: list[Assignment]
+
+
+class ManagedAccess(AccessRequest):
+    managed_access: bool
+
+
+class ManagedAccessResponse(AccessResponse):
+    managed_access: bool
+    managed_access_inherited: bool
+
+
+class CheckRequest(AccessRequest):
+    """Whether a principal (the caller by default) holds a privilege on an object."""
+
+    object_type: Literal["server", "project", "warehouse", "namespace", "table", "view", "role"]
+    privilege: str
+    object_id: uuid.UUID | None = None
+    user: str | None = None
+
+
+class CheckResponse(AccessResponse):
+    allowed: bool
+
+
+class BatchCheckRequest(AccessRequest):
+    checks: list[CheckRequest]
+
+
+class BatchCheckResponse(AccessResponse):
+    results: list[CheckResponse]
+
+
+class RoleMember(msgspec.Struct, rename="kebab", forbid_unknown_fields=True, kw_only=True, omit_defaults=True):
+    """A user (`{"user": "oidc~..."}`) or a role (`{"role": "<id>"}`) that is a member of a role."""
+
+    user: str | None = None
+    role: uuid.UUID | None = None
+
+
+class RoleMembers(AccessRequest):
+    members: list[RoleMember]

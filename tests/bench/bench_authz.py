@@ -18,15 +18,15 @@ from pathlib import Path
 from api.auth.authorizer import Authorizer
 from api.auth.listing_filter import ListingAccess
 from api.auth.principal import Principal
-from api.runtime import migrate
-from catalog_es.authz_events import PrivilegeGranted
+from api.runtime.database import migrate
 from catalog_es.clock import RandomIds, SystemClock
-from catalog_es.database import Connection, open_pool
 from catalog_es.events import NamespaceCreated, ProjectCreated, ServerBootstrapped, TableCreated, WarehouseCreated
-from catalog_es.eventstore import EventMetadata, EventStore
-from projections.catalog_queries import CatalogReadModel
-from projections.permissions_queries import has_privilege
-from projections.projection_registry import INLINE_PROJECTORS
+from catalog_es.events.access import PrivilegeGranted
+from catalog_es.store.database import Connection, open_pool
+from catalog_es.store.eventstore import EventMetadata, EventStore
+from projections.catalog.queries import CatalogReadModel
+from projections.permissions.queries import has_privilege
+from projections.registry import INLINE_PROJECTORS
 from tests.bench.bench_relay import _fresh_database, _percentile
 
 ADMIN = Principal(user_id="oidc~admin", name="admin", authenticated=True)

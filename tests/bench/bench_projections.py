@@ -13,15 +13,15 @@ from pathlib import Path
 
 import psycopg
 
-from api.runtime import migrate
+from api.runtime.database import migrate
 from catalog_es.clock import RandomIds, SystemClock
-from catalog_es.database import open_pool
-from catalog_es.eventstore import EventStore
-from projections.catalog_projector import project_catalog
-from projections.projection_registry import CATALOG, STATISTICS
-from projections.projector_checkpoint import load_checkpoint
-from projections.projector_runner import ProjectorRunner
-from projections.shadow_rebuild import rebuild_projection
+from catalog_es.store.database import open_pool
+from catalog_es.store.eventstore import EventStore
+from projections.catalog.projector import project_catalog
+from projections.checkpoints import load_checkpoint
+from projections.rebuild import rebuild_projection
+from projections.registry import CATALOG, STATISTICS
+from projections.runner import ProjectorRunner
 from tests.bench.bench_relay import META, _append, _fresh_database, _namespace, _percentile
 
 PER_TRANSACTION = 100

@@ -21,14 +21,14 @@ import psycopg
 from nats.js.api import ConsumerConfig, DeliverPolicy
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from api.embedded import embedded_dsn
-from api.embedded_nats import start_embedded_nats
-from api.runtime import migrate
+from api.runtime.database import migrate
+from api.runtime.embedded_nats import start_embedded_nats
+from api.runtime.embedded_postgres import embedded_dsn
 from catalog_es.clock import RandomIds, SystemClock
-from catalog_es.database import open_pool
 from catalog_es.events import NamespaceCreated
-from catalog_es.eventstore import EventMetadata, EventStore
-from projections.catalog_projector import project_catalog
+from catalog_es.store.database import open_pool
+from catalog_es.store.eventstore import EventMetadata, EventStore
+from projections.catalog.projector import project_catalog
 
 STREAM = "BENCH_EVENTS"
 META = EventMetadata(actor="bench")

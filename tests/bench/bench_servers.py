@@ -18,7 +18,7 @@ import psutil
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from api.embedded import embedded_dsn
+from api.runtime.embedded_postgres import embedded_dsn
 
 ROOT = Path(__file__).resolve().parents[2]
 PEERS_VENV = ROOT / ".bench" / "peers-venv"

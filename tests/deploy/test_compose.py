@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from api.cli import cli
-from catalog_es.secrets import generate_secrets_key
+from catalog_es.store.secrets import generate_secrets_key
 from tests.deploy.tools import DEPLOY, catalog_settings
 
 COMPOSE = DEPLOY / "compose"

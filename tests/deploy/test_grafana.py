@@ -7,8 +7,8 @@ import re
 from typing import Any
 
 from api.metrics import projector_text, prometheus_text
-from projections.projector_checkpoint import ProjectorStatus
-from projections.relay_metrics import RelayMetrics
+from projections.checkpoints import ProjectorStatus
+from projections.relay.metrics import RelayMetrics
 from tests.deploy.tools import DEPLOY
 
 DASHBOARD = DEPLOY / "grafana" / "catalog-es-dashboard.json"

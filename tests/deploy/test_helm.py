@@ -11,7 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 from api.cli import cli
-from catalog_es.secrets import generate_secrets_key, parse_secrets_key
+from catalog_es.store.secrets import generate_secrets_key, parse_secrets_key
 from tests.deploy.tools import DEPLOY, catalog_settings
 
 helm = pytest.importorskip("helm_python", reason="helm-python-sdk is not installed (pip install -e '.[dev]')")

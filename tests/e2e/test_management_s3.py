@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 from pyiceberg.catalog import load_catalog
 
-from catalog_es.secrets import generate_secrets_key
+from catalog_es.store.secrets import generate_secrets_key
 from tests.e2e.conftest import RunningCatalog, start_catalog, stop_catalog
 from tests.integration.s3_server import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY, make_bucket, object_keys
 

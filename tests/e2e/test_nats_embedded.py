@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-from api.embedded_nats import running_embedded_nats
+from api.runtime.embedded_nats import running_embedded_nats
 from tests.e2e.conftest import CLI, start_catalog, stop_catalog
 from tests.integration.nats_server import read_stream
 

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from api.runtime import migrate
+from api.runtime.database import migrate
 from catalog_es.clock import RandomIds, SystemClock
-from catalog_es.database import Pool, open_pool
-from catalog_es.eventstore import EventMetadata, EventStore, InlineProjector
-from catalog_es.file_roots import FileStorageRoots
+from catalog_es.storage.file_roots import FileStorageRoots
+from catalog_es.store.database import Pool, open_pool
+from catalog_es.store.eventstore import EventMetadata, EventStore, InlineProjector
 from commands.bootstrap import EnsureDefaultWarehouse, handle_ensure_default_warehouse
 from commands.context import CommandContext
-from projections.catalog_queries import CatalogReadModel
-from projections.projection_registry import INLINE_PROJECTORS
+from projections.catalog.queries import CatalogReadModel
+from projections.registry import INLINE_PROJECTORS
 from tests.integration.nats_server import NatsServer
 from tests.integration.s3_server import s3_endpoint  # noqa: F401 - the moto S3 fixture
 

@@ -12,7 +12,7 @@ import nats
 from nats.js.api import ConsumerConfig, DeliverPolicy
 from nats.js.errors import NotFoundError
 
-from api.embedded_nats import EmbeddedNats, free_port, start_embedded_nats
+from api.runtime.embedded_nats import EmbeddedNats, free_port, start_embedded_nats
 
 
 class NatsServer:

@@ -6,8 +6,8 @@ import asyncio
 import time
 from datetime import UTC, datetime, timedelta
 
-from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace
+from catalog_es.store.eventstore import EventMetadata
 from commands.commit_table import CommitTable, handle_commit_table
 from commands.create_table import CreateTable, handle_create_table
 from commands.create_view import CreateView, handle_create_view
@@ -18,8 +18,8 @@ from commands.namespaces import (
     handle_update_namespace_properties,
 )
 from commands.table_lifecycle import DropTable, RenameTable, handle_drop_table, handle_rename_table
-from projections.as_of import catalog_as_of
-from projections.event_history import EventFilter, entity_history, read_event_page
+from projections.audit.as_of import catalog_as_of
+from projections.audit.history import EventFilter, entity_history, read_event_page
 
 ALICE, BOB = EventMetadata(actor="alice"), EventMetadata(actor="bob")
 SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}

@@ -19,9 +19,9 @@ from catalog_es.errors import (
     UnprocessableEntityError,
 )
 from catalog_es.events import TableCommitted, TableCreated, TableDropped, TableRenamed
-from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace
 from catalog_es.locations import local_path
+from catalog_es.store.eventstore import EventMetadata
 from commands.bootstrap import EnsureDefaultWarehouse, handle_ensure_default_warehouse
 from commands.commit_table import CommitTable, handle_commit_table
 from commands.create_table import CreateTable, handle_create_table

@@ -11,8 +11,8 @@ import pytest
 from psycopg import errors
 
 from catalog_es.events import Event, NamespaceCreated, NamespacePropertiesUpdated, ProjectCreated, WarehouseCreated
-from catalog_es.eventstore import EventMetadata, StreamVersionConflictError
-from projections.catalog_projector import project_catalog
+from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError
+from projections.catalog.projector import project_catalog
 
 META = EventMetadata(actor="alice", request_id="req-42")
 

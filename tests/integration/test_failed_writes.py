@@ -10,13 +10,13 @@ import pytest
 
 from catalog_es.errors import AlreadyExistsError, CommitFailedError, InvalidLocationError
 from catalog_es.events import TableCommitted, TableCreated
-from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace
 from catalog_es.locations import local_path
+from catalog_es.store.eventstore import EventMetadata
 from commands.commit_table import CommitTable, handle_commit_table
 from commands.create_table import CreateTable, handle_create_table
 from commands.namespaces import CreateNamespace, handle_create_namespace
-from projections.catalog_queries import CatalogReadModel
+from projections.catalog.queries import CatalogReadModel
 
 META = EventMetadata(actor="racer")
 DB = Namespace(("db",))

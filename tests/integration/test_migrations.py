@@ -6,9 +6,9 @@ import asyncio
 
 import psycopg
 
-from api.runtime import ALL_MIGRATIONS, migrate
-from catalog_es.database import open_pool
-from catalog_es.migrations import EVENT_STORE_MIGRATIONS, apply_migrations
+from api.runtime.database import ALL_MIGRATIONS, migrate
+from catalog_es.store.database import open_pool
+from catalog_es.store.migrations import EVENT_STORE_MIGRATIONS, apply_migrations
 
 ALL_NAMES = [migration.name for migration in ALL_MIGRATIONS]
 

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from api.cli import cli as cli_app
 from catalog_es.events import TableCreated
-from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace
+from catalog_es.store.eventstore import EventMetadata
 from commands.create_table import CreateTable, handle_create_table
 from commands.namespaces import CreateNamespace, handle_create_namespace
 from commands.permissions import (
@@ -26,12 +26,12 @@ from commands.permissions import (
 from commands.roles import CreateRole, handle_create_role
 from commands.table_lifecycle import RenameTable, handle_rename_table
 from commands.users import DeleteUser, ProvisionUser, handle_delete_user, handle_provision_user
-from projections import permissions_queries as q
-from projections.catalog_projector import project_catalog
-from projections.permissions_as_of import access_as_of
-from projections.permissions_projector import project_permissions
-from projections.projection_registry import PERMISSIONS
-from projections.shadow_rebuild import rebuild_projection
+from projections.catalog.projector import project_catalog
+from projections.permissions import queries as q
+from projections.permissions.as_of import access_as_of
+from projections.permissions.projector import project_permissions
+from projections.rebuild import rebuild_projection
+from projections.registry import PERMISSIONS
 
 ALICE = EventMetadata(actor="oidc~alice")
 ADMIN = EventMetadata(actor="oidc~admin")

@@ -18,10 +18,10 @@ from litestar.testing import TestClient
 from api.app import create_app
 from api.settings import load_settings
 from catalog_es.events import NamespaceCreated, TableCommitted
-from catalog_es.eventstore import EventMetadata, EventStore
-from projections.projection_registry import CATALOG, PROJECTIONS, SEARCH, STATISTICS
-from projections.projector_runner import ProjectorRunner
-from projections.shadow_rebuild import rebuild_projection
+from catalog_es.store.eventstore import EventMetadata, EventStore
+from projections.rebuild import rebuild_projection
+from projections.registry import CATALOG, PROJECTIONS, SEARCH, STATISTICS
+from projections.runner import ProjectorRunner
 from projections.verify import verify_projection
 from tests.integration.test_rebuild import _build_catalog
 

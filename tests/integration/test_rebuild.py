@@ -10,9 +10,10 @@ import psycopg
 import pytest
 
 from catalog_es.events import EVENT_TYPES
-from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace
-from catalog_es.secrets import SecretStore, generate_secrets_key, parse_secrets_key
+from catalog_es.store.eventstore import EventMetadata
+from catalog_es.store.secrets import SecretStore, generate_secrets_key, parse_secrets_key
+from commands.bootstrap import Bootstrap, handle_bootstrap
 from commands.commit_table import CommitTable, handle_commit_table
 from commands.create_table import CreateTable, handle_create_table
 from commands.namespaces import (
@@ -31,7 +32,6 @@ from commands.projects import (
     handle_delete_project,
     handle_rename_project,
 )
-from commands.server import Bootstrap, handle_bootstrap
 from commands.table_lifecycle import (
     DropTable,
     RegisterTable,
@@ -56,8 +56,8 @@ from commands.warehouses import (
     handle_update_delete_profile,
     handle_update_storage,
 )
-from projections.catalog_projector import READ_MODEL_TABLES
-from projections.rebuild import read_model_rows, rebuild_into
+from projections.catalog.projector import READ_MODEL_TABLES
+from projections.replay import read_model_rows, rebuild_into
 
 META = EventMetadata(actor="rebuilder")
 SCHEMA = {
@@ -258,7 +258,7 @@ def test_rebuild_reproduces_every_read_model_when_log_is_replayed(open_catalog, 
                 " AND table_name = 'tables' ORDER BY ordinal_position"
             )
         ]
-    catalog_types = {name for name, cls in EVENT_TYPES.items() if cls.__module__ == "catalog_es.events"}
+    catalog_types = {name for name, cls in EVENT_TYPES.items() if cls.__module__ == "catalog_es.events.catalog"}
     assert types == {name for name in catalog_types if ".view." not in name}
     # Full table metadata takes part in the comparison, snapshots and schemas included.
     metadata = {row[columns.index("name")]: row[columns.index("metadata")] for row in rebuilt["tables"]}

@@ -11,15 +11,15 @@ import psycopg
 import pytest
 
 from catalog_es.events import NamespaceCreated, TableCreated
-from catalog_es.eventstore import EventMetadata, EventStore
 from catalog_es.identifiers import Namespace
+from catalog_es.store.eventstore import EventMetadata, EventStore
 from commands.commit_table import CommitTable, handle_commit_table
 from commands.create_table import CreateTable, handle_create_table
 from commands.namespaces import CreateNamespace, handle_create_namespace
 from commands.table_lifecycle import DropTable, RenameTable, handle_drop_table, handle_rename_table
-from projections.jetstream_publisher import JetStreamPublisher, StreamMismatchError, StreamOptions
-from projections.nats_binding import message_position, to_document, to_message
-from projections.nats_relay import Relay, RelayConfig, RelayConflictError
+from projections.relay.binding import message_position, to_document, to_message
+from projections.relay.jetstream import JetStreamPublisher, StreamMismatchError, StreamOptions
+from projections.relay.relay import Relay, RelayConfig, RelayConflictError
 from tests.integration.nats_server import eventually, read_stream, stream_count
 
 META = EventMetadata(actor="alice", request_id="req-relay")

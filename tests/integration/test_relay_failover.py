@@ -15,9 +15,9 @@ from pathlib import Path
 import psycopg
 
 from catalog_es.events import ProjectCreated
-from catalog_es.eventstore import EventMetadata, EventStore
-from projections.nats_binding import message_position
-from projections.relay_checkpoint import RelayStatus, relay_status
+from catalog_es.store.eventstore import EventMetadata, EventStore
+from projections.checkpoints import RelayStatus, relay_status
+from projections.relay.binding import message_position
 from tests.integration.nats_server import eventually, read_stream, stream_count
 
 STREAM = "FAILOVER_EVENTS"

@@ -12,8 +12,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from catalog_es.database import open_pool
-from catalog_es.secrets import (
+from catalog_es.store.database import open_pool
+from catalog_es.store.secrets import (
     KEY_FILE_NAME,
     SecretNotFoundError,
     SecretRef,

@@ -12,17 +12,17 @@ import pytest
 from pyiceberg.io import load_file_io
 
 from catalog_es.errors import BadRequestError, StorageAccessError
-from catalog_es.outbound import EndpointNotAllowedError, EndpointPolicy
-from catalog_es.storage import WarehouseStorage
-from catalog_es.storage_profiles import (
+from catalog_es.storage.files import WarehouseStorage
+from catalog_es.storage.outbound import EndpointNotAllowedError, EndpointPolicy
+from catalog_es.storage.profiles import (
     FileProfile,
     S3Profile,
     StorageCredential,
     client_config,
     decode_credential,
     decode_profile,
-    validate_access,
 )
+from catalog_es.storage.s3 import validate_access
 from tests.integration.s3_server import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY, make_bucket, object_keys, s3_admin
 from tests.security.hostile_s3 import hostile_endpoint
 

@@ -8,12 +8,12 @@ import psycopg
 
 from catalog_es.errors import CommitFailedError
 from catalog_es.events import ViewCommitted
-from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace
+from catalog_es.store.eventstore import EventMetadata
 from commands.commit_view import CommitView, handle_commit_view
 from commands.create_view import CreateView, handle_create_view
 from commands.namespaces import CreateNamespace, handle_create_namespace
-from projections.catalog_queries import CatalogReadModel
+from projections.catalog.queries import CatalogReadModel
 
 META = EventMetadata(actor="racer")
 DB = Namespace(("db",))

@@ -8,8 +8,8 @@ import pytest
 
 from catalog_es.errors import NamespaceNotEmptyError
 from catalog_es.events import EVENT_TYPES
-from catalog_es.eventstore import EventMetadata
 from catalog_es.identifiers import Namespace
+from catalog_es.store.eventstore import EventMetadata
 from commands.commit_view import CommitView, handle_commit_view
 from commands.create_view import CreateView, handle_create_view
 from commands.namespaces import CreateNamespace, DropNamespace, handle_create_namespace, handle_drop_namespace
@@ -21,8 +21,8 @@ from commands.view_lifecycle import (
     handle_register_view,
     handle_rename_view,
 )
-from projections.catalog_projector import READ_MODEL_TABLES
-from projections.rebuild import read_model_rows, rebuild_into
+from projections.catalog.projector import READ_MODEL_TABLES
+from projections.replay import read_model_rows, rebuild_into
 
 META = EventMetadata(actor="rebuilder")
 SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}

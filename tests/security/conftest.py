@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from catalog_es.secrets import generate_secrets_key
+from catalog_es.store.secrets import generate_secrets_key
 from tests.e2e.auth.conftest import authz_catalog, idp, secured_catalog  # noqa: F401 - fixtures
 from tests.e2e.auth.openid_provider import AUDIENCE, OpenIdProvider
 from tests.e2e.conftest import RunningCatalog, catalog, rest, s3_endpoint, start_catalog, stop_catalog  # noqa: F401

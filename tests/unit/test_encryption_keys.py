@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from catalog_es.errors import BadRequestError
-from catalog_es.table_metadata import commit, metadata_to_json, new_metadata, parse_metadata
+from catalog_es.metadata.tables import commit, metadata_to_json, new_metadata, parse_metadata
 
 LOCATION = "file:///wh/ns/t"
 BASE_LOCATION = f"{LOCATION}/metadata/00000-{uuid.UUID(int=1)}.metadata.json"

@@ -164,7 +164,7 @@ SAMPLES: list[Event] = [
 
 
 def test_samples_cover_every_event_type_when_types_are_registered():
-    catalog_types = {cls for cls in EVENT_TYPES.values() if cls.__module__ == "catalog_es.events"}
+    catalog_types = {cls for cls in EVENT_TYPES.values() if cls.__module__ == "catalog_es.events.catalog"}
     assert {type(sample) for sample in SAMPLES} == catalog_types
 
 

@@ -8,10 +8,10 @@ import pytest
 
 from api.settings import load_settings
 from catalog_es.errors import BadRequestError, InvalidLocationError
-from catalog_es.file_roots import FileStorageRoots, storage_overlaps, within
-from catalog_es.storage import WarehouseStorage
-from catalog_es.storage_profiles import FileProfile
-from catalog_es.table_purge import remove_empty_directories
+from catalog_es.storage.file_roots import FileStorageRoots, storage_overlaps, within
+from catalog_es.storage.files import WarehouseStorage
+from catalog_es.storage.profiles import FileProfile
+from catalog_es.storage.purge import remove_empty_directories
 
 
 def test_within_compares_whole_path_segments():

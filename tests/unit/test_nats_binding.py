@@ -11,10 +11,9 @@ from cloudevents.core.bindings.common import decode_header_value, encode_header_
 from cloudevents.core.formats.json import JSONFormat
 from cloudevents.core.v1.event import CloudEvent
 
-from catalog_es.eventstore import RecordedEvent
+from catalog_es.store.eventstore import RecordedEvent
 from projections.cloudevents import encode_structured
-from projections.lakekeeper_events import TabularName, lakekeeper_id, lakekeeper_message
-from projections.nats_binding import (
+from projections.relay.binding import (
     STRUCTURED_CONTENT_TYPE,
     entity_and_action,
     message_position,
@@ -22,6 +21,7 @@ from projections.nats_binding import (
     to_document,
     to_message,
 )
+from projections.relay.lakekeeper import TabularName, lakekeeper_id, lakekeeper_message
 
 EVENT_ID = uuid.UUID("6f1c3a0e-1111-4222-8333-944445555666")
 TABLE_ID = uuid.UUID(int=9)

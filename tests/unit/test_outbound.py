@@ -9,7 +9,7 @@ import pytest
 
 from api.settings import load_settings
 from catalog_es.errors import BadRequestError
-from catalog_es.outbound import EndpointNotAllowedError, EndpointPolicy
+from catalog_es.storage.outbound import EndpointNotAllowedError, EndpointPolicy
 
 
 def _resolver(answer: list[str]) -> object:

@@ -1,7 +1,7 @@
 """Projector lag as Prometheus gauges."""
 
 from api.metrics import projector_text
-from projections.projector_checkpoint import ProjectorStatus
+from projections.checkpoints import ProjectorStatus
 
 
 def test_prometheus_text_has_projector_lag_gauges_when_projectors_report():

@@ -10,7 +10,7 @@ from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.snapshots import Operation, Summary
 
 from catalog_es.events import Json
-from catalog_es.rebase import (
+from catalog_es.metadata.rebase import (
     RebaseMode,
     conflicting,
     plan_rebase,
@@ -19,7 +19,7 @@ from catalog_es.rebase import (
     rebased_snapshot,
     rebased_updates,
 )
-from catalog_es.table_metadata import parse_metadata
+from catalog_es.metadata.tables import parse_metadata
 
 TABLE_UUID = "9c12d441-03fe-4693-9a96-a0705ddf69c1"
 A, B, C, NEW = 101, 102, 103, 200

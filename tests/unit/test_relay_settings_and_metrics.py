@@ -8,9 +8,9 @@ import msgspec
 import pytest
 
 from api.metrics import prometheus_text
-from api.nats_runtime import nats_url, relay_config
+from api.runtime.nats import nats_url, relay_config
 from api.settings import NatsSettings, load_settings
-from projections.relay_metrics import RelayMetrics
+from projections.relay.metrics import RelayMetrics
 
 
 def test_nats_settings_default_to_embedded_binary_mode_when_nothing_is_set():

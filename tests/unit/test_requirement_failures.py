@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from catalog_es.errors import CommitFailedError
-from catalog_es.table_metadata import commit, new_metadata
+from catalog_es.metadata.tables import commit, new_metadata
 
 SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": True}]}
 TABLE_UUID = uuid.UUID("9c12d441-03fe-4693-9a96-a0705ddf69c1")

@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from catalog_es.secrets import SecretsKeyError, SecretStore, generate_secrets_key, parse_secrets_key
+from catalog_es.store.secrets import SecretsKeyError, SecretStore, generate_secrets_key, parse_secrets_key
 
 KEY = bytes(range(32))
 CREDENTIAL = {"type": "s3", "credential-type": "access-key", "access-key-id": "AKIA1", "secret-access-key": "shh"}

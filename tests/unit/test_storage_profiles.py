@@ -8,7 +8,7 @@ import pytest
 
 from catalog_es.errors import BadRequestError
 from catalog_es.locations import overlaps
-from catalog_es.storage_profiles import (
+from catalog_es.storage.profiles import (
     FileProfile,
     S3AccessKeyCredential,
     S3Profile,

@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from catalog_es.errors import BadRequestError, CommitFailedError
-from catalog_es.table_metadata import (
+from catalog_es.metadata.tables import (
     commit,
     metadata_to_json,
     new_metadata,

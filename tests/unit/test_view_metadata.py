@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from catalog_es.errors import BadRequestError, CommitFailedError
-from catalog_es.view_metadata import (
+from catalog_es.metadata.views import (
     commit_view,
     new_view_metadata,
     next_view_metadata_location,

@@ -6,9 +6,9 @@ import asyncio
 import uuid
 from datetime import UTC, datetime
 
-from api.warehouse_cache import WarehouseCache
-from catalog_es.eventstore import RecordedEvent
 from catalog_es.state import WarehouseRow
+from catalog_es.store.eventstore import RecordedEvent
+from projections.catalog.warehouse_cache import WarehouseCache
 
 WAREHOUSE = uuid.UUID(int=5)
 

@@ -1,0 +1,77 @@
+"""Start-up steps shared by the CLI commands: find the database, migrate it, bootstrap the defaults."""
+
+from __future__ import annotations
+
+import uuid
+
+from api.runtime.embedded_postgres import embedded_dsn
+from api.settings import Settings
+from catalog_es.clock import RandomIds, SystemClock
+from catalog_es.errors import BadRequestError
+from catalog_es.store.database import open_pool
+from catalog_es.store.eventstore import EventMetadata, EventStore
+from catalog_es.store.idempotency import IDEMPOTENCY_MIGRATIONS
+from catalog_es.store.metrics_reports import METRICS_MIGRATIONS
+from catalog_es.store.migrations import EVENT_STORE_MIGRATIONS, apply_migrations
+from catalog_es.store.secrets import SECRETS_MIGRATIONS
+from commands.bootstrap import EnsureDefaultWarehouse, handle_ensure_default_warehouse
+from commands.context import CommandContext
+from projections.audit.history import EVENT_HISTORY_MIGRATIONS
+from projections.catalog.migrations import READ_MODEL_MIGRATIONS
+from projections.catalog.queries import CatalogReadModel
+from projections.checkpoints import RELAY_MIGRATIONS
+from projections.registry import INLINE_PROJECTORS, PROJECTOR_MIGRATIONS
+
+ALL_MIGRATIONS = (
+    *EVENT_STORE_MIGRATIONS,
+    *IDEMPOTENCY_MIGRATIONS,
+    *SECRETS_MIGRATIONS,
+    *READ_MODEL_MIGRATIONS,
+    *METRICS_MIGRATIONS,
+    *RELAY_MIGRATIONS,
+    *EVENT_HISTORY_MIGRATIONS,
+    *PROJECTOR_MIGRATIONS,
+)
+
+
+def database_dsn(settings: Settings) -> str:
+    """The external database when `pg_dsn` is set, else the embedded one in the data dir."""
+    return settings.pg_dsn or embedded_dsn(settings.data_path)
+
+
+async def migrate(dsn: str) -> list[str]:
+    pool = await open_pool(dsn, min_size=1, max_size=1)
+    try:
+        async with pool.connection() as conn:
+            return await apply_migrations(conn, ALL_MIGRATIONS)
+    finally:
+        await pool.close()
+
+
+async def bootstrap(dsn: str, settings: Settings) -> uuid.UUID | None:
+    """Ensure the default project and the local-filesystem default warehouse; return its id.
+
+    The warehouse only where the file storage roots allow it (always in embedded mode, whose default root
+    holds it); with an external database and no root, the project alone.
+    """
+    pool = await open_pool(dsn, min_size=1, max_size=1)
+    try:
+        clock, ids = SystemClock(), RandomIds()
+        store = EventStore(
+            pool, clock=clock, ids=ids, source=settings.event_source, inline_projectors=INLINE_PROJECTORS
+        )
+        roots = settings.file_roots
+        ctx = CommandContext(store=store, state=CatalogReadModel(), clock=clock, ids=ids, file_roots=roots)
+        location: str | None = settings.default_warehouse_location
+        try:
+            roots.check(settings.default_warehouse_location)
+        except BadRequestError:
+            location = None
+        command = EnsureDefaultWarehouse(
+            warehouse_name=settings.default_warehouse,
+            location=location,
+            metadata=EventMetadata(actor="system"),
+        )
+        return await handle_ensure_default_warehouse(command, ctx)
+    finally:
+        await pool.close()

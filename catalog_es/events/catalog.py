@@ -1,0 +1,286 @@
+"""Every fact the catalog records: stable, versioned event types with typed payloads."""
+
+from __future__ import annotations
+
+import uuid
+
+import msgspec
+
+from catalog_es.events.base import Event, Json, SecretReference
+
+SERVER_STREAM_ENTITY = uuid.UUID(int=0)
+
+
+class ServerBootstrapped(Event, frozen=True, kw_only=True):
+    """The one-time bootstrap: the server got its id; the actor (in the event metadata) is its first admin."""
+
+    type_name = "io.catalog-es.server.bootstrapped.v1"
+    stream_kind = "server"
+    server_id: uuid.UUID
+    is_operator: bool = False
+    user_name: str | None = None
+    user_email: str | None = None
+    user_type: str | None = None
+
+    @property
+    def entity_id(self) -> uuid.UUID:
+        return SERVER_STREAM_ENTITY  # one stream for the server, so a second bootstrap fails the version check
+
+
+class ProjectEvent(Event, frozen=True, kw_only=True):
+    stream_kind = "project"
+    project_id: uuid.UUID
+
+    @property
+    def entity_id(self) -> uuid.UUID:
+        return self.project_id
+
+
+class ProjectCreated(ProjectEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.project.created.v1"
+    name: str
+
+
+class ProjectRenamed(ProjectEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.project.renamed.v1"
+    name: str
+
+
+class ProjectDeleted(ProjectEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.project.deleted.v1"
+
+
+class WarehouseEvent(Event, frozen=True, kw_only=True):
+    stream_kind = "warehouse"
+    warehouse_id: uuid.UUID
+    project_id: uuid.UUID
+
+    @property
+    def entity_id(self) -> uuid.UUID:
+        return self.warehouse_id
+
+
+class WarehouseCreated(WarehouseEvent, frozen=True, kw_only=True):
+    """`storage_profile` holds no secrets; the credential, if any, is only referenced."""
+
+    type_name = "io.catalog-es.warehouse.created.v1"
+    name: str
+    storage_profile: Json
+    storage_credential: SecretReference | None = None
+    delete_profile: Json | None = None  # None: hard deletion
+
+
+class WarehouseRenamed(WarehouseEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.warehouse.renamed.v1"
+    name: str
+
+
+class WarehouseDeactivated(WarehouseEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.warehouse.deactivated.v1"
+
+
+class WarehouseActivated(WarehouseEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.warehouse.activated.v1"
+
+
+class WarehouseStorageUpdated(WarehouseEvent, frozen=True, kw_only=True):
+    """A new storage profile (mutable fields only) and the credential in force with it."""
+
+    type_name = "io.catalog-es.warehouse.storage-updated.v1"
+    storage_profile: Json
+    storage_credential: SecretReference | None = None
+
+
+class WarehouseCredentialUpdated(WarehouseEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.warehouse.credential-updated.v1"
+    storage_credential: SecretReference | None = None
+
+
+class WarehouseDeleteProfileUpdated(WarehouseEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.warehouse.delete-profile-updated.v1"
+    delete_profile: Json
+
+
+class WarehouseDeleted(WarehouseEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.warehouse.deleted.v1"
+
+
+class NamespaceEvent(Event, frozen=True, kw_only=True):
+    stream_kind = "namespace"
+    namespace_id: uuid.UUID
+    warehouse_id: uuid.UUID
+
+    @property
+    def entity_id(self) -> uuid.UUID:
+        return self.namespace_id
+
+
+class NamespaceCreated(NamespaceEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.namespace.created.v1"
+    namespace: list[str]
+    properties: dict[str, str]
+
+
+class NamespacePropertiesUpdated(NamespaceEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.namespace.properties-updated.v1"
+    updated: dict[str, str]
+    removed: list[str]
+
+
+class NamespaceDropped(NamespaceEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.namespace.dropped.v1"
+
+
+class TableEvent(Event, frozen=True, kw_only=True):
+    stream_kind = "table"
+    table_id: uuid.UUID
+    warehouse_id: uuid.UUID
+
+    @property
+    def entity_id(self) -> uuid.UUID:
+        return self.table_id
+
+
+class TableCreated(TableEvent, frozen=True, kw_only=True):
+    """A table came into being; `metadata` is the full first metadata, as written to storage."""
+
+    type_name = "io.catalog-es.table.created.v1"
+    namespace_id: uuid.UUID
+    name: str
+    metadata_location: str
+    metadata: Json
+    updates: list[Json] = []  # noqa: RUF012 - msgspec copies a Struct's mutable default per instance
+
+
+class TableRegistered(TableEvent, frozen=True, kw_only=True):
+    """An existing metadata file was adopted (or, with overwrite, replaced a table's pointer)."""
+
+    type_name = "io.catalog-es.table.registered.v1"
+    namespace_id: uuid.UUID
+    name: str
+    metadata_location: str
+    metadata: Json
+
+
+class CommitRebase(msgspec.Struct, frozen=True, kw_only=True):
+    """A commit the server rebased: the branch, the client's base snapshot, and the head it was put on."""
+
+    ref: str
+    original_base_snapshot_id: int | None
+    new_parent_snapshot_id: int
+
+
+class TableCommitted(TableEvent, frozen=True, kw_only=True, omit_defaults=True):
+    """A commit: the client's requirements and updates, and the metadata they produced.
+
+    The resulting metadata is recorded whole because applying updates reads the clock
+    (pyiceberg stamps `last-updated-ms` and snapshot-log entries), so replay must not re-apply them.
+    A rebased commit records the updates as applied (the rebased snapshots) and `rebased`; events
+    written before rebasing existed decode with `rebased` None.
+    """
+
+    type_name = "io.catalog-es.table.committed.v1"
+    requirements: list[Json]
+    updates: list[Json]
+    previous_metadata_location: str
+    metadata_location: str
+    metadata: Json
+    rebased: CommitRebase | None = None
+
+
+class TableRenamed(TableEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.table.renamed.v1"
+    from_namespace_id: uuid.UUID
+    from_name: str
+    namespace_id: uuid.UUID
+    name: str
+
+
+class TableDropped(TableEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.table.dropped.v1"
+    purge_requested: bool
+
+
+class ViewEvent(Event, frozen=True, kw_only=True):
+    stream_kind = "view"
+    view_id: uuid.UUID
+    warehouse_id: uuid.UUID
+
+    @property
+    def entity_id(self) -> uuid.UUID:
+        return self.view_id
+
+
+class ViewCreated(ViewEvent, frozen=True, kw_only=True):
+    """A view came into being; `metadata` is its first metadata, as written to storage."""
+
+    type_name = "io.catalog-es.view.created.v1"
+    namespace_id: uuid.UUID
+    name: str
+    metadata_location: str
+    metadata: Json
+
+
+class ViewRegistered(ViewEvent, frozen=True, kw_only=True):
+    """An existing view metadata file was adopted under a name."""
+
+    type_name = "io.catalog-es.view.registered.v1"
+    namespace_id: uuid.UUID
+    name: str
+    metadata_location: str
+    metadata: Json
+
+
+class ViewCommitted(ViewEvent, frozen=True, kw_only=True):
+    """A replace: the client's requirements and updates, and the metadata they produced.
+
+    The result is recorded whole: a re-activated version is logged with the server's clock.
+    """
+
+    type_name = "io.catalog-es.view.committed.v1"
+    requirements: list[Json]
+    updates: list[Json]
+    previous_metadata_location: str
+    metadata_location: str
+    metadata: Json
+
+
+class ViewRenamed(ViewEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.view.renamed.v1"
+    from_namespace_id: uuid.UUID
+    from_name: str
+    namespace_id: uuid.UUID
+    name: str
+
+
+class ViewDropped(ViewEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.view.dropped.v1"
+
+
+CATALOG_EVENTS: tuple[type[Event], ...] = (
+    ServerBootstrapped,
+    ProjectCreated,
+    ProjectRenamed,
+    ProjectDeleted,
+    WarehouseCreated,
+    WarehouseRenamed,
+    WarehouseDeactivated,
+    WarehouseActivated,
+    WarehouseStorageUpdated,
+    WarehouseCredentialUpdated,
+    WarehouseDeleteProfileUpdated,
+    WarehouseDeleted,
+    NamespaceCreated,
+    NamespacePropertiesUpdated,
+    NamespaceDropped,
+    TableCreated,
+    TableRegistered,
+    TableCommitted,
+    TableRenamed,
+    TableDropped,
+    ViewCreated,
+    ViewRegistered,
+    ViewCommitted,
+    ViewRenamed,
+    ViewDropped,
+)

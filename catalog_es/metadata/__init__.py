@@ -1,0 +1,1 @@
+"""Pure Iceberg metadata decisions for tables and views (no IO)."""

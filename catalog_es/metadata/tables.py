@@ -1,0 +1,204 @@
+"""Pure Iceberg table-metadata decisions, made with pyiceberg's own requirement and update logic."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, TypeVar
+
+import pydantic
+from pyiceberg.catalog import MetastoreCatalog
+from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.exceptions import ValidationError as IcebergValidationError
+from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionSpec
+from pyiceberg.schema import Schema
+from pyiceberg.table import TableProperties
+from pyiceberg.table.locations import load_location_provider
+from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil, new_table_metadata
+from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
+from pyiceberg.table.update import (
+    TableRequirement,
+    TableUpdate,
+    _apply_table_update,
+    _TableMetadataUpdateContext,
+    _update_table_metadata_log,
+)
+from pyiceberg.utils.datetime import datetime_to_millis
+
+from catalog_es.errors import BadRequestError, CommitFailedError
+from catalog_es.events import Json
+from catalog_es.locations import is_strictly_inside
+from catalog_es.metadata import ids  # noqa: F401 # registers the id-assigning schema, spec and order updates
+from catalog_es.metadata.encryption_keys import KEY_ID_PROPERTY, AnyTableUpdate, KeyedTableMetadataV3
+from catalog_es.metadata.requirement_failures import reference_message
+from catalog_es.metadata.row_lineage import next_row_id_of, with_next_row_id
+from catalog_es.metadata.variant_type import with_variant_types
+
+_REQUIREMENTS = pydantic.TypeAdapter(list[TableRequirement])
+_UPDATES = pydantic.TypeAdapter(list[AnyTableUpdate])
+_FIRST_PARTITION_FIELD_ID = 1000
+# What Iceberg Java's and Lakekeeper's new tables get unless the client chooses: Java writers fall
+# back to gzip on a table without the property.
+_NEW_TABLE_PROPERTIES = {TableProperties.PARQUET_COMPRESSION: "zstd"}
+_T = TypeVar("_T")
+
+
+def _parse(adapter: pydantic.TypeAdapter[_T], value: Any, what: str) -> _T:
+    try:
+        return adapter.validate_python(value)
+    except pydantic.ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise BadRequestError(f"Invalid {what} at {where}: {first['msg']}") from None
+    except (TypeError, ValueError) as exc:  # raised by pyiceberg's own validators
+        raise BadRequestError(f"Invalid {what}: {exc}") from None
+
+
+def metadata_to_json(metadata: TableMetadata) -> Json:
+    """The metadata as written to the metadata file.
+
+    Not `model_dump_json`: pyiceberg 0.12 refuses it for format version 3, while the catalog only
+    needs the document (engines write v3 data themselves).
+    """
+    document: Json = metadata.model_dump(mode="json")
+    return document
+
+
+def parse_metadata(document: Json) -> TableMetadata:
+    """Raises: BadRequestError when the document is not valid table metadata."""
+    document = _with_variant_schemas(document)
+    try:
+        if document.get("format-version") == 3:
+            return KeyedTableMetadataV3.model_validate({**document, "next-row-id": next_row_id_of(document)})
+        return TableMetadataUtil.parse_obj(document)
+    except (pydantic.ValidationError, TypeError, ValueError, IcebergValidationError) as exc:
+        raise BadRequestError(f"Invalid table metadata: {exc}") from None
+
+
+def _with_variant_schemas(document: Json) -> Json:
+    """The metadata document with `variant` types that pyiceberg can validate (see `variant_type`)."""
+    if not isinstance(document.get("schemas"), list):
+        return document
+    return {**document, "schemas": [with_variant_types(schema) for schema in document["schemas"]]}
+
+
+def _with_variant_updates(updates: list[Json]) -> list[Json]:
+    return [
+        {**update, "schema": with_variant_types(update["schema"])}
+        if isinstance(update, dict) and update.get("action") == "add-schema" and "schema" in update
+        else update
+        for update in updates
+    ]
+
+
+def new_metadata(
+    *,
+    schema: Json,
+    partition_spec: Json | None,
+    write_order: Json | None,
+    location: str,
+    properties: dict[str, str],
+    table_uuid: uuid.UUID,
+    last_updated_ms: int,
+) -> TableMetadata:
+    """First metadata of a new table, with fresh field, spec and order ids as the spec requires.
+
+    Raises:
+        BadRequestError: the schema, spec or order is not valid.
+    """
+    spec_json = dict(partition_spec) if partition_spec else None
+    if spec_json is not None:
+        # pyiceberg's PartitionField requires `field-id`, which the REST spec makes optional.
+        spec_json["fields"] = [
+            {"field-id": _FIRST_PARTITION_FIELD_ID + i, **field} for i, field in enumerate(spec_json.get("fields", []))
+        ]
+        spec_json.setdefault("spec-id", 0)
+    try:
+        parsed_schema = Schema.model_validate(with_variant_types(schema))
+        spec = PartitionSpec.model_validate(spec_json) if spec_json else UNPARTITIONED_PARTITION_SPEC
+        order = SortOrder.model_validate(write_order) if write_order else UNSORTED_SORT_ORDER
+        initial_properties = {**_NEW_TABLE_PROPERTIES, **properties}
+        metadata = new_table_metadata(parsed_schema, spec, order, location, initial_properties, table_uuid=table_uuid)
+    except (pydantic.ValidationError, TypeError, ValueError) as exc:
+        raise BadRequestError(f"Invalid table definition: {exc}") from None
+    return with_next_row_id(metadata).model_copy(update={"last_updated_ms": last_updated_ms})
+
+
+def commit(
+    base: TableMetadata | None,
+    base_location: str | None,
+    requirements: list[Json],
+    updates: list[Json],
+) -> TableMetadata:
+    """Validate the requirements against `base` (None: the table does not exist) and apply the updates.
+
+    Raises:
+        CommitFailedError: a requirement does not hold (spec: 409, the client refreshes and retries).
+        BadRequestError: an update is unknown or cannot be applied.
+    """
+    parsed_requirements = _parse(_REQUIREMENTS, requirements, "requirements")
+    parsed_updates = _parse(_UPDATES, _with_variant_updates(updates), "updates")
+    for requirement in parsed_requirements:
+        try:
+            requirement.validate(base)
+        except CommitFailedException as exc:
+            raise CommitFailedError(reference_message(requirement, base, str(exc))) from None
+    try:
+        if base is None:  # built up from pyiceberg's empty v1 metadata, then fully validated
+            built = _updated(MetastoreCatalog._empty_table_metadata(), parsed_updates, None)  # type: ignore[arg-type]
+            updated = parse_metadata(metadata_to_json(built))
+        else:
+            updated = _updated(base, parsed_updates, base_location)  # type: ignore[arg-type] # encryption-key updates are registered
+        for schema in updated.schemas:  # e.g. a v3 type in a v2 table, or a v3 table downgraded
+            schema.check_format_version_compatibility(updated.format_version)
+    except (pydantic.ValidationError, TypeError, ValueError) as exc:
+        raise BadRequestError(f"Cannot apply updates: {exc}") from None
+    key_id = base.properties.get(KEY_ID_PROPERTY) if base is not None else None
+    if key_id is not None and updated.properties.get(KEY_ID_PROPERTY) != key_id:
+        raise BadRequestError(f"{KEY_ID_PROPERTY} cannot be changed or removed")
+    return updated
+
+
+def _updated(base: TableMetadata, updates: list[TableUpdate], base_location: str | None) -> TableMetadata:
+    """pyiceberg's `update_table_metadata` for an existing table, without its closing deep copy.
+
+    Each update is applied by pyiceberg's own function, and the metadata log and timestamp are kept
+    as it keeps them; the deep copy (nine tenths of a commit's update time on a table with some
+    history) protects against mutation, and metadata objects are never mutated here.
+    """
+    context = _TableMetadataUpdateContext()
+    updated = base
+    for update in updates:
+        updated = _apply_table_update(update, updated, context)
+    if context.has_changes():
+        if base_location:
+            updated = _update_table_metadata_log(updated, base_location, base.last_updated_ms)
+        if base.last_updated_ms == updated.last_updated_ms:
+            now = datetime_to_millis(datetime.now().astimezone())
+            updated = updated.model_copy(update={"last_updated_ms": now})
+    updated.spec().check_compatible(updated.schema())
+    updated.sort_order().check_compatible(updated.schema())
+    return updated
+
+
+def next_metadata_location(metadata: TableMetadata, previous_location: str | None) -> str:
+    """`<location>/metadata/<version>-<uuid>.metadata.json`, numbered after the previous file."""
+    version = MetastoreCatalog._parse_metadata_version(previous_location) + 1 if previous_location else 0
+    provider = load_location_provider(metadata.location, metadata.properties)
+    return provider.new_table_metadata_file_location(version)
+
+
+def table_directories(metadata: TableMetadata) -> list[str]:
+    """The table's metadata and data directories (pyiceberg's layout), those inside its location only."""
+    provider = load_location_provider(metadata.location, metadata.properties)
+    candidates = (provider.metadata_path, provider.data_path)
+    return [path for path in candidates if is_strictly_inside(path, metadata.location)]
+
+
+def only_referenced_snapshots(document: Json) -> Json:
+    """The metadata with only the snapshots some ref points at (`snapshots=refs`)."""
+    referenced = {ref["snapshot-id"] for ref in document.get("refs", {}).values()}
+    if "current-snapshot-id" in document and document["current-snapshot-id"] is not None:
+        referenced.add(document["current-snapshot-id"])
+    snapshots = [s for s in document.get("snapshots", []) if s["snapshot-id"] in referenced]
+    return {**document, "snapshots": snapshots}

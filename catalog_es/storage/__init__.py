@@ -1,0 +1,1 @@
+"""Warehouse storage: profiles and layouts (pure), S3 and file IO, outbound policy."""

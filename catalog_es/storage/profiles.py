@@ -1,0 +1,325 @@
+"""Warehouse storage profiles and credentials: wire shapes, validation, update rules and IO settings."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Final, Literal
+from urllib.parse import urlsplit
+
+import msgspec
+
+from catalog_es.errors import BadRequestError, InvalidLocationError
+from catalog_es.events import Json
+from catalog_es.locations import normalize_location
+from catalog_es.storage.layout import decode_layout
+
+# AWS's general-purpose bucket naming rules (also enforced for s3-compatible stores).
+_BUCKET_NAME: Final = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+
+
+class _Profile(msgspec.Struct, frozen=True, kw_only=True, rename="kebab", forbid_unknown_fields=True, tag_field="type"):
+    """Base of every profile: kebab-case fields, unknown fields refused, tagged by `type`."""
+
+    # Lakekeeper's `storage-layout` (catalog_es.storage.layout); None: the default layout.
+    storage_layout: Json | None = None
+
+
+class FileProfile(_Profile, frozen=True, kw_only=True, tag="file"):
+    """Local filesystem under an absolute path (embedded mode and tests)."""
+
+    location: str
+
+
+class S3Profile(_Profile, frozen=True, kw_only=True, tag="s3"):
+    """An S3 bucket (AWS or an S3-compatible store), optionally under a key prefix (Lakekeeper's fields)."""
+
+    bucket: str
+    region: str
+    sts_enabled: bool = False
+    key_prefix: str | None = None
+    endpoint: str | None = None
+    path_style_access: bool | None = None  # None: path style when an endpoint is set, as pyarrow does
+    # Lakekeeper's flavors; "minio" is its alias of "s3-compat" and is stored as that.
+    flavor: Literal["aws", "s3-compat", "minio"] = "aws"
+    # Until credentials are vended, clients get the warehouse's own keys only when this says so.
+    share_static_credentials_with_clients: bool = False
+    # Stored and passed to clients as given; catalog-es has no signer or STS vending yet (Lakekeeper
+    # defaults remote signing on; here it is off until the signing route exists).
+    remote_signing_enabled: bool = False
+    push_s3_delete_disabled: bool = False
+    allow_alternative_protocols: bool = False
+    assume_role_arn: str | None = None
+    sts_role_arn: str | None = None
+    sts_endpoint: str | None = None
+    sts_token_validity_seconds: int = 3600
+    # Accepted and kept so that Lakekeeper's payloads work unchanged; catalog-es has no STS vending, signer or
+    # KMS yet, and boto3 already chooses the checksums its DeleteObjects calls need.
+    sts_session_tags: dict[str, str] = {}
+    remote_signing_url_style: Literal["auto", "path", "virtual_host"] = "auto"
+    aws_kms_key_arn: str | None = None
+    legacy_md5_behavior: bool | None = None
+
+
+StorageProfile = FileProfile | S3Profile
+
+
+class S3AccessKeyCredential(
+    msgspec.Struct, frozen=True, kw_only=True, rename="kebab", forbid_unknown_fields=True, tag_field="type", tag="s3"
+):
+    """A static S3 key pair; `repr` never shows the secret."""
+
+    credential_type: Literal["access-key"]
+    access_key_id: str
+    secret_access_key: str
+    external_id: str | None = None
+
+    def __repr__(self) -> str:
+        return f"S3AccessKeyCredential(access_key_id={self.access_key_id!r}, secret_access_key='***')"
+
+
+StorageCredential = S3AccessKeyCredential
+
+# Lakekeeper spells the key pair `aws-access-key-id`/`aws-secret-access-key`; the short form stays an alias
+# (and is the form kept in the secret store, so credentials stored before keep decoding).
+_CREDENTIAL_ALIASES: Final = {"aws-access-key-id": "access-key-id", "aws-secret-access-key": "secret-access-key"}
+
+_CREDENTIALS: Final[dict[tuple[object, object], type[StorageCredential]]] = {
+    ("s3", "access-key"): S3AccessKeyCredential,
+}
+
+
+def decode_profile(document: Json) -> StorageProfile:
+    """The profile a client sent, validated and with its key prefix and endpoint tidied.
+
+    Raises:
+        BadRequestError: unknown fields or `type`, wrong types, a relative file location, a bad bucket name.
+    """
+    if not isinstance(document, dict):
+        raise BadRequestError("Storage profile must be a JSON object")
+    try:
+        profile = msgspec.convert(document, StorageProfile)
+    except msgspec.ValidationError as exc:
+        raise BadRequestError(f"Invalid storage profile: {exc}") from exc
+    if isinstance(profile, FileProfile):
+        return _checked_file(profile)
+    return _checked_s3(profile)
+
+
+def decode_credential(document: Json) -> StorageCredential:
+    """The credential a client sent.
+
+    Raises:
+        BadRequestError: an unknown `type`/`credential-type` pair, unknown fields, missing or empty keys.
+    """
+    if not isinstance(document, dict):
+        raise BadRequestError("Storage credential must be a JSON object")
+    kind = _CREDENTIALS.get((document.get("type"), document.get("credential-type")))
+    if kind is None:
+        raise BadRequestError(
+            f"Unsupported storage credential: type {document.get('type')!r}, "
+            f"credential-type {document.get('credential-type')!r} (supported: s3/access-key)"
+        )
+    document = _unaliased(document)
+    try:
+        credential = msgspec.convert(document, kind)
+    except msgspec.ValidationError as exc:
+        raise BadRequestError(f"Invalid storage credential: {exc}") from exc
+    if not credential.access_key_id.strip() or not credential.secret_access_key.strip():
+        raise BadRequestError("Invalid storage credential: access-key-id and secret-access-key must not be empty")
+    return credential
+
+
+def _unaliased(document: Json) -> Json:
+    """The credential with Lakekeeper's key names mapped to the stored ones.
+
+    Raises:
+        BadRequestError: both spellings of one key are given.
+    """
+    renamed = dict(document)
+    for lakekeeper, short in _CREDENTIAL_ALIASES.items():
+        if lakekeeper in renamed:
+            if short in renamed:
+                raise BadRequestError(f"Invalid storage credential: give {lakekeeper} or {short}, not both")
+            renamed[short] = renamed.pop(lakekeeper)
+    return renamed
+
+
+def encode_profile(profile: StorageProfile) -> Json:
+    """The profile as stored in events and the read model (profiles never hold secrets)."""
+    document: Json = msgspec.to_builtins(profile)
+    return document
+
+
+def encode_credential(credential: StorageCredential) -> Json:
+    """The credential as a JSON document, for the secret store only."""
+    document: Json = msgspec.to_builtins(credential)
+    return document
+
+
+def base_location(profile: StorageProfile) -> str:
+    """The warehouse's base location, canonical (`file:///abs/path`, `s3://bucket/key-prefix`)."""
+    if isinstance(profile, FileProfile):
+        return normalize_location(profile.location)
+    return normalize_location(f"s3://{profile.bucket}/{profile.key_prefix or ''}")
+
+
+def location_schemes(profile: StorageProfile) -> tuple[str, ...]:
+    """URI schemes a table location in this warehouse may use (s3a/s3n only when allowed)."""
+    if isinstance(profile, FileProfile):
+        return ("file",)
+    return ("s3", "s3a", "s3n") if profile.allow_alternative_protocols else ("s3",)
+
+
+def check_profile_update(old: StorageProfile, new: StorageProfile) -> None:
+    """Refuse changes that would orphan existing data (Lakekeeper's ProfileCompatible step).
+
+    Raises:
+        BadRequestError: another type, bucket, key prefix or file location; another region without an endpoint.
+    """
+    if type(old) is not type(new):
+        raise BadRequestError(f"Storage type cannot change from {_kind(old)} to {_kind(new)}")
+    if base_location(old) != base_location(new):
+        raise BadRequestError(
+            f"Storage location cannot change from {base_location(old)} to {base_location(new)} "
+            "(bucket, key-prefix and file location are immutable)"
+        )
+    if isinstance(old, S3Profile) and isinstance(new, S3Profile) and old.region != new.region and not new.endpoint:
+        raise BadRequestError(
+            f"Region cannot change from {old.region} to {new.region} (only for stores with a custom endpoint)"
+        )
+
+
+def fileio_properties(profile: StorageProfile, credential: StorageCredential | None) -> dict[str, str]:
+    """pyiceberg FileIO properties for the catalog's own IO (metadata files)."""
+    if isinstance(profile, FileProfile):
+        return {}
+    properties = {
+        "py-io-impl": "pyiceberg.io.pyarrow.PyArrowFileIO",
+        "s3.region": profile.region,
+        # pyarrow names the bucket in the path for a custom endpoint unless virtual addressing is forced.
+        "s3.force-virtual-addressing": _flag(not path_style(profile)),
+        "s3.connect-timeout": "10",
+        "s3.request-timeout": "60",
+    }
+    if profile.endpoint:
+        properties["s3.endpoint"] = profile.endpoint
+    if credential is not None:
+        properties["s3.access-key-id"] = credential.access_key_id
+        properties["s3.secret-access-key"] = credential.secret_access_key
+    return properties
+
+
+def client_config(profile: StorageProfile, credential: StorageCredential | None) -> dict[str, str]:
+    """The `config` a loadTable/createTable response gives clients (pyiceberg's and Java S3FileIO's keys).
+
+    Static keys are included only when the profile says `share-static-credentials-with-clients`.
+    """
+    if isinstance(profile, FileProfile):
+        return {}
+    config = {
+        "s3.region": profile.region,
+        "client.region": profile.region,
+        "s3.path-style-access": _flag(path_style(profile)),
+        "s3.force-virtual-addressing": _flag(not path_style(profile)),
+        "s3.remote-signing-enabled": _flag(profile.remote_signing_enabled),
+    }
+    if profile.endpoint:
+        config["s3.endpoint"] = profile.endpoint
+    if profile.push_s3_delete_disabled:
+        config["s3.delete-enabled"] = "false"
+    if credential is not None and profile.share_static_credentials_with_clients:
+        config["s3.access-key-id"] = credential.access_key_id
+        config["s3.secret-access-key"] = credential.secret_access_key
+    return config
+
+
+def path_style(profile: S3Profile) -> bool:
+    """Whether requests name the bucket in the path; by default only for a custom endpoint (as pyarrow does)."""
+    return profile.path_style_access if profile.path_style_access is not None else profile.endpoint is not None
+
+
+def _flag(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _kind(profile: StorageProfile) -> str:
+    return "file" if isinstance(profile, FileProfile) else "s3"
+
+
+def _checked_file(profile: FileProfile) -> FileProfile:
+    location = profile.location.strip()
+    if not (location.startswith("/") or location.startswith("file:")):
+        raise BadRequestError(f"File storage location must be an absolute path or file: URI, got {location!r}")
+    try:
+        canonical = normalize_location(location)
+    except InvalidLocationError as exc:
+        raise BadRequestError(f"Invalid file storage location: {exc}") from exc
+    if not canonical.startswith("file:///") or canonical == "file:///":
+        raise BadRequestError(f"File storage location must be a local directory below '/', got {location!r}")
+    return msgspec.structs.replace(profile, location=location, storage_layout=_checked_layout(profile.storage_layout))
+
+
+def _checked_s3(profile: S3Profile) -> S3Profile:
+    _check_bucket(profile.bucket)
+    if not profile.region.strip():
+        raise BadRequestError("S3 region must not be empty")
+    key_prefix = _checked_key_prefix(profile.key_prefix)
+    endpoint = _checked_endpoint(profile.endpoint)
+    if profile.sts_token_validity_seconds <= 0:
+        raise BadRequestError("sts-token-validity-seconds must be positive")
+    return msgspec.structs.replace(
+        profile,
+        key_prefix=key_prefix,
+        endpoint=endpoint,
+        flavor="s3-compat" if profile.flavor == "minio" else profile.flavor,
+        storage_layout=_checked_layout(profile.storage_layout),
+    )
+
+
+def _checked_layout(layout: Json | None) -> Json | None:
+    return None if layout is None else decode_layout(layout)
+
+
+def _check_bucket(bucket: str) -> None:
+    reason = None
+    if not _BUCKET_NAME.fullmatch(bucket):
+        reason = "3 to 63 lowercase letters, digits, '.' and '-', starting and ending with a letter or digit"
+    elif ".." in bucket:
+        reason = "no two adjacent periods"
+    elif _is_ip_address(bucket):
+        reason = "not formatted as an IP address"
+    if reason:
+        raise BadRequestError(f"Invalid S3 bucket name {bucket!r}: must be {reason}")
+
+
+def _is_ip_address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _checked_key_prefix(key_prefix: str | None) -> str | None:
+    if key_prefix is None:
+        return None
+    segments = [segment for segment in key_prefix.strip().split("/") if segment]
+    if any(segment in (".", "..") for segment in segments):
+        raise BadRequestError(f"S3 key-prefix must not contain '.' or '..' segments: {key_prefix!r}")
+    if any(char in key_prefix for char in "?#\\") or any(ord(char) < 32 for char in key_prefix):
+        raise BadRequestError(f"S3 key-prefix contains a character that cannot appear in a location: {key_prefix!r}")
+    return "/".join(segments) or None
+
+
+def _checked_endpoint(endpoint: str | None) -> str | None:
+    if endpoint is None:
+        return None
+    parts = urlsplit(endpoint.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BadRequestError(f"S3 endpoint must be an http(s) URL with a host, got {endpoint!r}")
+    try:
+        parts.port  # noqa: B018 - raises on a malformed port
+    except ValueError as exc:
+        raise BadRequestError(f"S3 endpoint has an invalid port: {endpoint!r}") from exc
+    return endpoint.strip().rstrip("/")

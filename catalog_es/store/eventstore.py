@@ -1,0 +1,278 @@
+"""The event store: append CloudEvents atomically, per-stream optimistic concurrency, inline projections."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+import msgspec
+from psycopg import AsyncCursor, errors
+from psycopg.types.json import Jsonb
+
+from catalog_es.clock import Clock, IdSource
+from catalog_es.events import Event, Json, decode_event, event_data
+from catalog_es.store.database import Connection, Pool
+
+NOTIFY_CHANNEL = "catalog_events"
+_LOCK_COUNTER = b"SELECT position FROM catalog_event_counter FOR UPDATE"
+
+_COLUMNS = (
+    "global_position, id, source, type, subject, time, datacontenttype, data, extensions,"
+    " stream_id, stream_version, commit_id"
+)
+
+
+class RecordedEvent(msgspec.Struct, frozen=True):
+    """An event as stored: CloudEvents attributes plus its place in the log and in its stream."""
+
+    position: int
+    id: uuid.UUID
+    source: str
+    type: str
+    subject: str | None
+    time: datetime
+    datacontenttype: str
+    data: Json
+    extensions: Json
+    stream_id: str
+    stream_version: int
+    commit_id: uuid.UUID
+
+    def decode(self) -> Event:
+        return decode_event(self.type, self.data)
+
+
+class EventMetadata(msgspec.Struct, frozen=True):
+    """Who caused the events and in which request; recorded as CloudEvents extension attributes."""
+
+    actor: str = "anonymous"
+    request_id: str | None = None
+
+    def extensions(self) -> Json:
+        extensions: Json = {"actor": self.actor}
+        if self.request_id:
+            extensions["requestid"] = self.request_id
+        return extensions
+
+
+class StreamVersionConflictError(Exception):
+    """Someone appended to the stream since its state was read (`actual` None: known only to be newer)."""
+
+    def __init__(self, stream_id: str, expected: int, actual: int | None) -> None:
+        super().__init__(f"Stream {stream_id} is at version {actual or 'newer'}, expected {expected}")
+        self.stream_id, self.expected, self.actual = stream_id, expected, actual
+
+
+_STREAM_VERSION_KEY = "catalog_events_stream_id_stream_version_key"
+_DUPLICATE_KEY = re.compile(r"\(stream_id, stream_version\)=\((?P<stream>.*), (?P<version>\d+)\)")
+
+
+def _stream_conflict(violation: errors.UniqueViolation) -> StreamVersionConflictError | None:
+    """The conflict a duplicate (stream, version) stands for; None for any other unique violation."""
+    if violation.diag.constraint_name != _STREAM_VERSION_KEY:
+        return None
+    found = _DUPLICATE_KEY.search(violation.diag.message_detail or "")
+    if found is None:
+        return StreamVersionConflictError("unknown", 0, None)
+    return StreamVersionConflictError(found["stream"], int(found["version"]) - 1, None)
+
+
+InlineProjector = Callable[[Connection, Sequence[RecordedEvent]], Awaitable[None]]
+
+
+class Transaction:
+    """One write transaction: events appended here commit together with the inline projections."""
+
+    def __init__(self, conn: Connection, head: AsyncCursor[Any] | None, commit_id: uuid.UUID, time: datetime) -> None:
+        self.conn = conn
+        self._head = head  # the locked counter row (serialised transactions), read when events are recorded
+        self._commit_id = commit_id
+        self._time = time
+        self._stream_versions: dict[str, int] = {}
+        self.pending: list[tuple[Event, int]] = []
+
+    async def stream_version(self, stream_id: str) -> int:
+        """The stream's current version, including what this transaction appended."""
+        if stream_id not in self._stream_versions:
+            cursor = await self.conn.execute(
+                "SELECT coalesce(max(stream_version), 0) FROM catalog_events WHERE stream_id = %s",
+                (stream_id,),
+            )
+            row = await cursor.fetchone()
+            self._stream_versions[stream_id] = int(row[0]) if row else 0
+        return self._stream_versions[stream_id]
+
+    async def append(self, event: Event, *, expected_version: int) -> None:
+        """Append one event to its stream, which must still be at `expected_version`.
+
+        In an unserialised transaction a stream's first expected version is not read back: it must come
+        from committed state (streams only grow), and the unique (stream, version) key refuses it at
+        commit if another writer got there first.
+
+        Raises:
+            StreamVersionConflictError: the stream moved on since it was read (here, or when committing).
+        """
+        if self._head is None:
+            self._stream_versions.setdefault(event.stream_id, expected_version)
+        actual = await self.stream_version(event.stream_id)
+        if actual != expected_version:
+            raise StreamVersionConflictError(event.stream_id, expected_version, actual)
+        self._stream_versions[event.stream_id] = actual + 1
+        self.pending.append((event, actual + 1))
+
+    async def flush(self, source: str, metadata: EventMetadata, ids: IdSource) -> list[RecordedEvent]:
+        """Send the pending events; in an unserialised transaction they get their positions from the database.
+
+        Their `position` is then 0 for the inline projectors, which do not use it.
+        """
+        position = 0
+        if self._head is not None:
+            row = await self._head.fetchone()
+            if row is None:
+                raise RuntimeError("The event store is not migrated: run `catalog-es migrate`")
+            position = int(row[0])
+        recorded = [
+            RecordedEvent(
+                position=position + offset if self._head is not None else 0,
+                id=ids.new_id(),
+                source=source,
+                type=event.type_name,
+                subject=event.stream_id,
+                time=self._time,
+                datacontenttype="application/json",
+                data=event_data(event),
+                extensions=metadata.extensions(),
+                stream_id=event.stream_id,
+                stream_version=version,
+                commit_id=self._commit_id,
+            )
+            for offset, (event, version) in enumerate(self.pending, start=1)
+        ]
+        for start in range(0, len(recorded), _EVENTS_PER_STATEMENT):  # PostgreSQL takes 65,535 parameters
+            chunk = recorded[start : start + _EVENTS_PER_STATEMENT]
+            params: list[Any] = []
+            for e in chunk:
+                params += (e.id, e.source, e.type, e.subject, e.time, e.datacontenttype)
+                params += (Jsonb(e.data), Jsonb(e.extensions), e.stream_id, e.stream_version, e.commit_id)
+            await self.conn.execute(_append_statement(len(chunk)), (*params, NOTIFY_CHANNEL))
+        return recorded
+
+
+_EVENTS_PER_STATEMENT = 1000
+
+
+@lru_cache(maxsize=64)
+def _append_statement(count: int) -> bytes:
+    """Advance the counter, insert `count` events at the positions it gives, notify: one statement.
+
+    The counter row stays locked until COMMIT, so positions are gap-free and in commit order.
+    """
+    row = "((SELECT last FROM head) - {back}, " + ", ".join(["%s"] * (len(_COLUMNS.split(",")) - 1)) + ")"
+    values = ", ".join(row.format(back=count - offset) for offset in range(1, count + 1))
+    return (
+        f"WITH head AS (UPDATE catalog_event_counter SET position = position + {count} RETURNING position AS last),"
+        f" appended AS (INSERT INTO catalog_events ({_COLUMNS}) VALUES {values})"
+        " SELECT pg_notify(%s, last::text) FROM head"
+    ).encode()
+
+
+class EventStore:
+    """Appends and reads the catalog's event log."""
+
+    def __init__(
+        self,
+        pool: Pool,
+        *,
+        clock: Clock,
+        ids: IdSource,
+        source: str = "/catalog-es",
+        inline_projectors: Sequence[InlineProjector] = (),
+    ) -> None:
+        self.pool = pool
+        self._clock = clock
+        self._ids = ids
+        self._source = source
+        self._inline_projectors = tuple(inline_projectors)
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[Connection]:
+        """A connection for reads outside any write transaction."""
+        async with self.pool.connection() as conn:
+            yield conn
+
+    @asynccontextmanager
+    async def transaction(self, metadata: EventMetadata, *, serialised: bool = True) -> AsyncIterator[Transaction]:
+        """Open a write transaction; on a clean exit its events are appended and projected inline.
+
+        Serialised (the default): the counter row is locked first, so write transactions run one at a
+        time and checks made inside see every earlier commit. Unserialised: nothing is locked before the
+        append statement, which locks the counter row only until COMMIT; use it for pure compare-and-swap
+        appends whose expected versions were read from committed state (a table commit), whose only
+        check is the unique (stream, version) key.
+
+        Raises:
+            StreamVersionConflictError: an expected version was stale.
+        """
+        # Pipeline mode: statements whose results nobody reads (the append, the projections, COMMIT) travel
+        # together; a serialised transaction's lock answer is read only at flush, with the handler's first read.
+        try:
+            async with self.pool.connection() as conn, conn.pipeline(), conn.transaction():
+                head = await conn.execute(_LOCK_COUNTER) if serialised else None
+                tx = Transaction(conn, head, self._ids.new_id(), self._clock.now())
+                yield tx
+                if not tx.pending:
+                    return
+                recorded = await tx.flush(self._source, metadata, self._ids)
+                for project in self._inline_projectors:
+                    await project(conn, recorded)
+        except errors.UniqueViolation as violation:
+            conflict = _stream_conflict(violation)
+            if conflict is None:
+                raise
+            raise conflict from None
+
+    async def read(self, *, after: int = 0, limit: int | None = None, last: int | None = None) -> list[RecordedEvent]:
+        """Events after a position in log order; with `last`, only the newest that many."""
+        async with self.pool.connection() as conn:
+            return await read_events(conn, after=after, limit=limit, last=last)
+
+    async def head(self) -> int:
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute("SELECT position FROM catalog_event_counter")
+            row = await cursor.fetchone()
+            return int(row[0]) if row else 0
+
+
+def check_contiguous(after: int, events: Sequence[RecordedEvent]) -> None:
+    """Positions are gap-free: a batch read after `after` must be `after + 1, after + 2, ...`.
+
+    Raises:
+        RuntimeError: the log has a hole, which is a bug, never something to skip.
+    """
+    if events and (events[0].position != after + 1 or events[-1].position != after + len(events)):
+        raise RuntimeError(f"The log has a hole after position {after}: a bug, not something to skip")
+
+
+async def read_events(
+    conn: Connection, *, after: int = 0, limit: int | None = None, last: int | None = None
+) -> list[RecordedEvent]:
+    """Read events in log order from any connection (also a rebuild's)."""
+    if last is not None:
+        query = (
+            f"SELECT * FROM (SELECT {_COLUMNS} FROM catalog_events WHERE global_position > %s"
+            " ORDER BY global_position DESC LIMIT %s) newest ORDER BY global_position"
+        )
+        params: tuple[Any, ...] = (after, last)
+    else:
+        query = f"SELECT {_COLUMNS} FROM catalog_events WHERE global_position > %s ORDER BY global_position"
+        params = (after,)
+        if limit is not None:
+            query += " LIMIT %s"
+            params = (after, limit)
+    cursor = await conn.execute(query.encode(), params)
+    return [RecordedEvent(*row) for row in await cursor.fetchall()]

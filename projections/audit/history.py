@@ -1,0 +1,207 @@
+"""Filtered, cursor-paginated reads of the event log, and one entity's history with change summaries."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+import msgspec
+from psycopg import sql
+
+from catalog_es.errors import BadRequestError
+from catalog_es.events import (
+    EVENT_TYPES,
+    NamespaceCreated,
+    TableCommitted,
+    TableCreated,
+    TableRegistered,
+    ViewCommitted,
+    ViewCreated,
+    ViewRegistered,
+)
+from catalog_es.store.database import Connection
+from catalog_es.store.eventstore import RecordedEvent
+from catalog_es.store.migrations import Migration
+from projections.audit.change_summary import ChangeSummary, summarize_updates
+
+MAX_PAGE_SIZE = 1000
+EVENT_HISTORY_MIGRATIONS = (
+    Migration(
+        "0401_event_history_indexes",
+        "CREATE INDEX IF NOT EXISTS catalog_events_time ON catalog_events (time);"
+        " CREATE INDEX IF NOT EXISTS catalog_events_namespace_id ON catalog_events ((data->>'namespace_id'));",
+    ),
+)
+_COLUMNS = (
+    "global_position, id, source, type, subject, time, datacontenttype, data, extensions,"
+    " stream_id, stream_version, commit_id"
+)
+_TYPE_PREFIX, _TYPE_SUFFIX = "io.catalog-es.", ".v1"
+_EVER_NAMED = "stream_id IN (SELECT stream_id FROM catalog_events WHERE type = ANY(%s) AND data->>'name' = %s)"
+_NAMED = (TableCreated, TableRegistered, ViewCreated, ViewRegistered)
+_NAMING_TYPES = (
+    *(cls.type_name for cls in _NAMED),
+    "io.catalog-es.table.renamed.v1",
+    "io.catalog-es.view.renamed.v1",
+)
+
+
+class InvalidEventFilterError(BadRequestError):
+    """A filter value that cannot match anything by construction (unknown type, bad id)."""
+
+
+def event_type(name: str) -> str:
+    """A type by its full name or short form (`table.committed`).
+
+    Raises:
+        InvalidEventFilterError: no such event type.
+    """
+    full = name if name in EVENT_TYPES else f"{_TYPE_PREFIX}{name}{_TYPE_SUFFIX}"
+    if full not in EVENT_TYPES:
+        raise InvalidEventFilterError(f"Unknown event type {name!r}; known: {', '.join(sorted(EVENT_TYPES))}")
+    return full
+
+
+def entity_stream(kind: str, value: str) -> str:
+    """`table-<uuid>` for a table id (and likewise views, namespaces).
+
+    Raises:
+        InvalidEventFilterError: `value` is not a UUID.
+    """
+    try:
+        return f"{kind}-{uuid.UUID(value)}"
+    except ValueError:
+        raise InvalidEventFilterError(f"Invalid {kind} id {value!r}") from None
+
+
+class EventFilter(msgspec.Struct, frozen=True, kw_only=True):
+    """Every given criterion must hold. Names match what an entity was ever called, so dropped and
+    renamed entities stay findable; `table_name` is the last part of an identifier."""
+
+    warehouse: str | None = None  # id or name
+    namespace: list[str] | None = None  # parts
+    namespace_id: uuid.UUID | None = None
+    stream_ids: list[str] = []
+    table_name: str | None = None
+    view_name: str | None = None
+    types: list[str] = []
+    actor: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+    def where(self) -> tuple[sql.Composable, list[Any]]:
+        clauses: list[sql.Composable] = [sql.SQL("global_position > %s")]
+        params: list[Any] = []
+        if self.warehouse is not None:
+            clauses.append(
+                sql.SQL(
+                    "(data->>'warehouse_id' = %s OR data->>'warehouse_id' IN (SELECT data->>'warehouse_id'"
+                    " FROM catalog_events WHERE type = 'io.catalog-es.warehouse.created.v1' AND data->>'name' = %s))"
+                )
+            )
+            params += [self.warehouse, self.warehouse]
+        namespace_ids = self._namespace_ids()
+        if namespace_ids is not None:
+            query, values = namespace_ids
+            clauses.append(
+                sql.SQL(
+                    "(data->>'namespace_id' IN ({0}) OR data->>'from_namespace_id' IN ({0}) OR stream_id IN"
+                    " (SELECT stream_id FROM catalog_events WHERE data->>'namespace_id' IN ({0})))"
+                ).format(query)
+            )
+            params += values * 3
+        if self.stream_ids:
+            clauses.append(sql.SQL("stream_id = ANY(%s)"))
+            params.append(self.stream_ids)
+        for kind, name in (("table", self.table_name), ("view", self.view_name)):
+            if name is not None:
+                clauses.append(sql.SQL(_EVER_NAMED))
+                params += [[t for t in _NAMING_TYPES if t.startswith(f"{_TYPE_PREFIX}{kind}.")], name]
+        if self.types:
+            clauses.append(sql.SQL("type = ANY(%s)"))
+            params.append([event_type(name) for name in self.types])
+        if self.actor is not None:
+            clauses.append(sql.SQL("extensions->>'actor' = %s"))
+            params.append(self.actor)
+        if self.since is not None:
+            clauses.append(sql.SQL("time >= %s"))
+            params.append(self.since)
+        if self.until is not None:
+            clauses.append(sql.SQL("time < %s"))
+            params.append(self.until)
+        return sql.SQL(" AND ").join(clauses), params
+
+    def _namespace_ids(self) -> tuple[sql.Composable, list[Any]] | None:
+        if self.namespace_id is not None:
+            return sql.SQL("%s"), [str(self.namespace_id)]
+        if self.namespace is None:
+            return None
+        query = sql.SQL(
+            "SELECT data->>'namespace_id' FROM catalog_events WHERE type = %s AND data->'namespace' = %s::jsonb"
+        )
+        return query, [NamespaceCreated.type_name, msgspec.json.encode(self.namespace).decode()]
+
+
+class EventPage(msgspec.Struct, frozen=True):
+    events: list[RecordedEvent]
+    next_after: int | None
+
+
+async def read_event_page(conn: Connection, where: EventFilter, *, after: int = 0, limit: int = 100) -> EventPage:
+    """Matching events in log order after position `after`; `next_after` is the cursor of the next page."""
+    limit = max(1, min(limit, MAX_PAGE_SIZE))
+    condition, params = where.where()
+    query = sql.SQL("SELECT {} FROM catalog_events WHERE {} ORDER BY global_position LIMIT %s").format(
+        sql.SQL(_COLUMNS), condition
+    )
+    cursor = await conn.execute(query, [after, *params, limit + 1])
+    events = [RecordedEvent(*row) for row in await cursor.fetchall()]
+    if len(events) <= limit:
+        return EventPage(events, None)
+    return EventPage(events[:limit], events[limit - 1].position)
+
+
+class HistoryEntry(msgspec.Struct, frozen=True, kw_only=True, rename="kebab"):
+    """One change of an entity: when, who, what (the event type) and, for tables and views, its effect."""
+
+    position: int
+    time: datetime
+    actor: str
+    type: str
+    stream_version: int
+    metadata_location: str | None = None
+    summary: ChangeSummary | None = None
+
+
+def history_entry(event: RecordedEvent) -> HistoryEntry:
+    data = event.data
+    summary: ChangeSummary | None = None
+    if event.type in (TableCommitted.type_name, ViewCommitted.type_name):
+        summary = summarize_updates(data.get("updates", []), data.get("metadata"))
+    elif event.type in (cls.type_name for cls in _NAMED):
+        metadata = data.get("metadata", {})
+        summary = summarize_updates(data.get("updates", []), metadata)
+        if not data.get("updates"):
+            summary = ChangeSummary(
+                current_schema_id=metadata.get("current-schema-id"),
+                properties_set=dict(metadata.get("properties", {})),
+                location=metadata.get("location"),
+            )
+    return HistoryEntry(
+        position=event.position,
+        time=event.time,
+        actor=str(event.extensions.get("actor", "anonymous")),
+        type=event.type,
+        stream_version=event.stream_version,
+        metadata_location=data.get("metadata_location"),
+        summary=summary,
+    )
+
+
+async def entity_history(conn: Connection, stream_id: str) -> list[HistoryEntry]:
+    """Every change of one entity (a stream such as `table-<uuid>`), oldest first."""
+    cursor = await conn.execute(
+        f"SELECT {_COLUMNS} FROM catalog_events WHERE stream_id = %s ORDER BY global_position".encode(), (stream_id,)
+    )
+    return [history_entry(RecordedEvent(*row)) for row in await cursor.fetchall()]

@@ -1,0 +1,1 @@
+"""The inline catalog read model: projector, queries, migrations and the warehouse cache."""

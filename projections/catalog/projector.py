@@ -1,0 +1,267 @@
+"""The inline projector: applies catalog events to the read models inside the append transaction."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from functools import singledispatch
+
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from catalog_es.events import (
+    Event,
+    NamespaceCreated,
+    NamespaceDropped,
+    NamespacePropertiesUpdated,
+    ProjectCreated,
+    ProjectDeleted,
+    ProjectRenamed,
+    SecretReference,
+    ServerBootstrapped,
+    TableCommitted,
+    TableCreated,
+    TableDropped,
+    TableEvent,
+    TableRegistered,
+    TableRenamed,
+    ViewCommitted,
+    ViewCreated,
+    ViewDropped,
+    ViewEvent,
+    ViewRegistered,
+    ViewRenamed,
+    WarehouseActivated,
+    WarehouseCreated,
+    WarehouseCredentialUpdated,
+    WarehouseDeactivated,
+    WarehouseDeleted,
+    WarehouseDeleteProfileUpdated,
+    WarehouseRenamed,
+    WarehouseStorageUpdated,
+)
+from catalog_es.events.access import AccessEvent
+from catalog_es.identifiers import Namespace, name_key
+from catalog_es.locations import location_key
+from catalog_es.storage.delete_profiles import HARD_DELETE
+from catalog_es.storage.profiles import base_location, decode_profile
+from catalog_es.store.database import Connection
+from catalog_es.store.eventstore import RecordedEvent
+
+READ_MODEL_TABLES = ("server_info", "projects", "warehouses", "namespaces", "tables", "views")
+
+
+async def project_catalog(conn: Connection, events: Sequence[RecordedEvent]) -> None:
+    """Apply events in order; the same function serves requests and rebuilds."""
+    for recorded in events:
+        await _apply(recorded.decode(), conn, recorded.stream_version)
+
+
+@singledispatch
+async def _apply(event: Event, conn: Connection, version: int) -> None:
+    raise TypeError(f"No catalog projection for {type(event).__name__}")
+
+
+@_apply.register
+async def _(event: AccessEvent, conn: Connection, version: int) -> None:
+    return  # users, roles and privileges have their own read model (projections/permissions/projector.py)
+
+
+@_apply.register
+async def _(event: ServerBootstrapped, conn: Connection, version: int) -> None:
+    await conn.execute(
+        "INSERT INTO server_info (id, is_operator) VALUES (%s, %s)", (event.server_id, event.is_operator)
+    )
+
+
+@_apply.register
+async def _(event: ProjectCreated, conn: Connection, version: int) -> None:
+    await conn.execute(
+        "INSERT INTO projects (id, name, version) VALUES (%s, %s, %s)", (event.project_id, event.name, version)
+    )
+
+
+@_apply.register
+async def _(event: ProjectRenamed, conn: Connection, version: int) -> None:
+    await conn.execute(
+        "UPDATE projects SET name = %s, version = %s WHERE id = %s", (event.name, version, event.project_id)
+    )
+
+
+@_apply.register
+async def _(event: ProjectDeleted, conn: Connection, version: int) -> None:
+    await conn.execute("DELETE FROM projects WHERE id = %s", (event.project_id,))
+
+
+def _credential(reference: SecretReference | None) -> tuple[uuid.UUID | None, str | None]:
+    return (reference.id, reference.fingerprint) if reference else (None, None)
+
+
+@_apply.register
+async def _(event: WarehouseCreated, conn: Connection, version: int) -> None:
+    await conn.execute(
+        "INSERT INTO warehouses (id, project_id, name, name_key, location, storage_profile, delete_profile,"
+        " storage_credential_id, storage_credential_fingerprint, version)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        (
+            event.warehouse_id,
+            event.project_id,
+            event.name,
+            name_key(event.name),
+            base_location(decode_profile(event.storage_profile)),
+            Jsonb(event.storage_profile),
+            Jsonb(event.delete_profile or HARD_DELETE),
+            *_credential(event.storage_credential),
+            version,
+        ),
+    )
+
+
+@_apply.register
+async def _(event: WarehouseRenamed, conn: Connection, version: int) -> None:
+    await conn.execute(
+        "UPDATE warehouses SET name = %s, name_key = %s, version = %s WHERE id = %s",
+        (event.name, name_key(event.name), version, event.warehouse_id),
+    )
+
+
+@_apply.register(WarehouseActivated)
+@_apply.register(WarehouseDeactivated)
+async def _set_status(event: WarehouseActivated | WarehouseDeactivated, conn: Connection, version: int) -> None:
+    status = "active" if isinstance(event, WarehouseActivated) else "inactive"
+    await conn.execute(
+        "UPDATE warehouses SET status = %s, version = %s WHERE id = %s", (status, version, event.warehouse_id)
+    )
+
+
+@_apply.register
+async def _(event: WarehouseStorageUpdated, conn: Connection, version: int) -> None:
+    await conn.execute(
+        "UPDATE warehouses SET location = %s, storage_profile = %s, storage_credential_id = %s,"
+        " storage_credential_fingerprint = %s, version = %s WHERE id = %s",
+        (
+            base_location(decode_profile(event.storage_profile)),
+            Jsonb(event.storage_profile),
+            *_credential(event.storage_credential),
+            version,
+            event.warehouse_id,
+        ),
+    )
+
+
+@_apply.register
+async def _(event: WarehouseCredentialUpdated, conn: Connection, version: int) -> None:
+    await conn.execute(
+        "UPDATE warehouses SET storage_credential_id = %s, storage_credential_fingerprint = %s, version = %s"
+        " WHERE id = %s",
+        (*_credential(event.storage_credential), version, event.warehouse_id),
+    )
+
+
+@_apply.register
+async def _(event: WarehouseDeleteProfileUpdated, conn: Connection, version: int) -> None:
+    await conn.execute(
+        "UPDATE warehouses SET delete_profile = %s, version = %s WHERE id = %s",
+        (Jsonb(event.delete_profile), version, event.warehouse_id),
+    )
+
+
+@_apply.register
+async def _(event: WarehouseDeleted, conn: Connection, version: int) -> None:
+    await conn.execute("DELETE FROM warehouses WHERE id = %s", (event.warehouse_id,))
+
+
+@_apply.register
+async def _(event: NamespaceCreated, conn: Connection, version: int) -> None:
+    namespace = Namespace(tuple(event.namespace))
+    parent = namespace.parent
+    await conn.execute(
+        "INSERT INTO namespaces (id, warehouse_id, parts, key, parent_key, properties, version)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s)",
+        (
+            event.namespace_id,
+            event.warehouse_id,
+            list(namespace.parts),
+            namespace.key,
+            parent.key if parent else "",
+            Jsonb(event.properties),
+            version,
+        ),
+    )
+
+
+@_apply.register
+async def _(event: NamespacePropertiesUpdated, conn: Connection, version: int) -> None:
+    await conn.execute(
+        "UPDATE namespaces SET properties = (properties - %s::text[]) || %s, version = %s WHERE id = %s",
+        (event.removed, Jsonb(event.updated), version, event.namespace_id),
+    )
+
+
+@_apply.register
+async def _(event: NamespaceDropped, conn: Connection, version: int) -> None:
+    await conn.execute("DELETE FROM namespaces WHERE id = %s", (event.namespace_id,))
+
+
+# Tables and views are projected alike, each into its own relation.
+Tabular = TableEvent | ViewEvent
+
+
+def _relation(event: Tabular) -> sql.Identifier:
+    return sql.Identifier("tables" if isinstance(event, TableEvent) else "views")
+
+
+@_apply.register(TableCreated)
+@_apply.register(TableRegistered)
+@_apply.register(ViewCreated)
+@_apply.register(ViewRegistered)
+async def _insert_tabular(
+    event: TableCreated | TableRegistered | ViewCreated | ViewRegistered, conn: Connection, version: int
+) -> None:
+    query = sql.SQL(
+        "INSERT INTO {} (id, warehouse_id, namespace_id, name, name_key, location, metadata_location,"
+        " metadata, version) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        " ON CONFLICT (id) DO UPDATE SET namespace_id = excluded.namespace_id, name = excluded.name,"
+        " name_key = excluded.name_key, location = excluded.location,"
+        " metadata_location = excluded.metadata_location, metadata = excluded.metadata, version = excluded.version"
+    ).format(_relation(event))
+    await conn.execute(
+        query,
+        (
+            event.entity_id,
+            event.warehouse_id,
+            event.namespace_id,
+            event.name,
+            name_key(event.name),
+            location_key(event.metadata["location"]),
+            event.metadata_location,
+            Jsonb(event.metadata),
+            version,
+        ),
+    )
+
+
+@_apply.register(TableCommitted)
+@_apply.register(ViewCommitted)
+async def _commit_tabular(event: TableCommitted | ViewCommitted, conn: Connection, version: int) -> None:
+    query = sql.SQL(
+        "UPDATE {} SET location = %s, metadata_location = %s, metadata = %s, version = %s WHERE id = %s"
+    ).format(_relation(event))
+    location = location_key(event.metadata["location"])
+    await conn.execute(query, (location, event.metadata_location, Jsonb(event.metadata), version, event.entity_id))
+
+
+@_apply.register(TableRenamed)
+@_apply.register(ViewRenamed)
+async def _rename_tabular(event: TableRenamed | ViewRenamed, conn: Connection, version: int) -> None:
+    query = sql.SQL("UPDATE {} SET namespace_id = %s, name = %s, name_key = %s, version = %s WHERE id = %s")
+    await conn.execute(
+        query.format(_relation(event)),
+        (event.namespace_id, event.name, name_key(event.name), version, event.entity_id),
+    )
+
+
+@_apply.register(TableDropped)
+@_apply.register(ViewDropped)
+async def _drop_tabular(event: TableDropped | ViewDropped, conn: Connection, version: int) -> None:
+    await conn.execute(sql.SQL("DELETE FROM {} WHERE id = %s").format(_relation(event)), (event.entity_id,))

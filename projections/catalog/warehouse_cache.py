@@ -1,0 +1,78 @@
+"""Warehouse rows by id, kept for a few seconds: a catalog request resolves its `{prefix}` without a query.
+
+Every warehouse event of this process drops its entry (the store calls `forget` like an inline projection),
+so a change made here is seen by the next request; other processes see it within about `ttl` seconds. An
+expired row is served while one background lookup refreshes it, and concurrent misses share one lookup: a
+request holding a pooled connection never waits for a second one here, except on the very first lookup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+
+from catalog_es.state import WarehouseRow
+from catalog_es.store.database import Connection
+from catalog_es.store.eventstore import RecordedEvent
+
+_WAREHOUSE_STREAM = "warehouse-"
+
+Loader = Callable[[], Awaitable[WarehouseRow | None]]
+
+
+class WarehouseCache:
+    def __init__(self, ttl: float = 2.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self._ttl = ttl
+        self._clock = clock
+        self._rows: dict[uuid.UUID, tuple[float, WarehouseRow]] = {}
+        self._loading: dict[uuid.UUID, asyncio.Task[WarehouseRow | None]] = {}
+        self._forgotten = 0  # counts `forget` calls: a lookup that started before one is not kept
+
+    async def get(self, warehouse_id: uuid.UUID, load: Loader) -> WarehouseRow | None:
+        """The cached row (refreshed in the background once expired), else `load()`; misses are never cached."""
+        cached = self._rows.get(warehouse_id)
+        if cached is None:
+            return await self._load(warehouse_id, load)
+        if self._clock() - cached[0] >= self._ttl and warehouse_id not in self._loading:
+            task = self._start(warehouse_id, load)
+            task.add_done_callback(_ignore_failure)
+        return cached[1]
+
+    async def forget(self, conn: Connection, events: Sequence[RecordedEvent]) -> None:
+        """Drop the warehouses these events change (an inline projector: runs in the append transaction)."""
+        del conn
+        for event in events:
+            if event.stream_id.startswith(_WAREHOUSE_STREAM):
+                self._forgotten += 1
+                with contextlib.suppress(ValueError):
+                    self._rows.pop(uuid.UUID(event.stream_id.removeprefix(_WAREHOUSE_STREAM)), None)
+
+    async def _load(self, warehouse_id: uuid.UUID, load: Loader) -> WarehouseRow | None:
+        task = self._loading.get(warehouse_id) or self._start(warehouse_id, load)
+        return await asyncio.shield(task)
+
+    def _start(self, warehouse_id: uuid.UUID, load: Loader) -> asyncio.Task[WarehouseRow | None]:
+        async def run() -> WarehouseRow | None:
+            started, forgotten = self._clock(), self._forgotten
+            try:
+                row = await load()
+            finally:
+                self._loading.pop(warehouse_id, None)
+            if row is None:
+                self._rows.pop(warehouse_id, None)
+            elif forgotten == self._forgotten:
+                self._rows[warehouse_id] = (started, row)
+            return row
+
+        task = asyncio.ensure_future(run())
+        self._loading[warehouse_id] = task
+        return task
+
+
+def _ignore_failure(task: asyncio.Task[WarehouseRow | None]) -> None:
+    """A failed background refresh keeps the old row; the next request past the TTL tries again."""
+    if not task.cancelled():
+        task.exception()

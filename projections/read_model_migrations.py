@@ -1,9 +1,0 @@
-"""The read models' schema steps, applied by `catalog-es migrate` after the event store's."""
-
-from catalog_es.migrations import Migration, packaged_sql
-
-READ_MODEL_MIGRATIONS = (
-    Migration("0101_catalog_read_model", packaged_sql("projections", "read_model.sql")),
-    Migration("0102_views_read_model", packaged_sql("projections", "views_read_model.sql")),
-    Migration("0103_management_read_model", packaged_sql("projections", "management_read_model.sql")),
-)

@@ -1,0 +1,60 @@
+"""Every projection in one list: `projector run --all`, status, rebuild and verify iterate over it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from catalog_es.store.database import Connection
+from catalog_es.store.eventstore import InlineProjector
+from catalog_es.store.migrations import Migration
+from projections.catalog.migrations import READ_MODEL_MIGRATIONS
+from projections.catalog.projector import READ_MODEL_TABLES, project_catalog
+from projections.checkpoints import CHECKPOINT_MIGRATIONS, ProjectorStatus, projector_status
+from projections.permissions.projector import PERMISSION_MIGRATIONS, PERMISSION_TABLES, project_permissions
+from projections.search import SEARCH_MIGRATIONS, SEARCH_TABLES, project_search
+from projections.statistics import STATISTICS_MIGRATIONS, STATISTICS_TABLES, project_statistics
+
+
+@dataclass(frozen=True)
+class Projection:
+    """A read model: its tables, their SQL, and the function applying events to them.
+
+    Inline projections run in the append transaction (read-your-writes); the others run in
+    projector processes with a checkpoint. Rebuild and verify use the same `apply`.
+    """
+
+    name: str
+    tables: tuple[str, ...]
+    migrations: tuple[Migration, ...]
+    apply: InlineProjector
+    inline: bool = False
+
+
+CATALOG = Projection("catalog", READ_MODEL_TABLES, READ_MODEL_MIGRATIONS, project_catalog, inline=True)
+STATISTICS = Projection("catalog_statistics", STATISTICS_TABLES, STATISTICS_MIGRATIONS, project_statistics)
+SEARCH = Projection("tabular_search", SEARCH_TABLES, SEARCH_MIGRATIONS, project_search)
+PERMISSIONS = Projection("permissions", PERMISSION_TABLES, PERMISSION_MIGRATIONS, project_permissions, inline=True)
+
+PROJECTIONS = (CATALOG, STATISTICS, SEARCH, PERMISSIONS)
+PROCESS_PROJECTIONS = tuple(p for p in PROJECTIONS if not p.inline)
+# What every event store on the write path applies in its append transaction, in this order.
+INLINE_PROJECTORS = tuple(p.apply for p in PROJECTIONS if p.inline)
+# The inline read models' steps are applied with the event store's; these come after them.
+PROJECTOR_MIGRATIONS = (*CHECKPOINT_MIGRATIONS, *STATISTICS_MIGRATIONS, *SEARCH_MIGRATIONS, *PERMISSION_MIGRATIONS)
+
+
+def projection(name: str) -> Projection:
+    """The projection called `name`.
+
+    Raises:
+        KeyError: no such projection.
+    """
+    for candidate in PROJECTIONS:
+        if candidate.name == name:
+            return candidate
+    raise KeyError(f"No projection {name!r}; known: {', '.join(p.name for p in PROJECTIONS)}")
+
+
+async def all_statuses(conn: Connection, now: datetime) -> list[ProjectorStatus]:
+    return [await projector_status(conn, p.name, inline=p.inline, now=now) for p in PROJECTIONS]
