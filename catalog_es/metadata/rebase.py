@@ -4,7 +4,7 @@ A commit whose only failed requirement is `assert-ref-snapshot-id` (the branch m
 base) is what Iceberg's client would refresh and retry. When its new snapshots commute with everything
 committed since the base, the server can do that retry itself: the same data and delete manifests, on a
 manifest list re-derived from the current head, with fresh sequence numbers and recomputed totals. These
-are the pure decisions; `rebase_files` does the reading and writing of manifest lists.
+are the pure decisions; `catalog_es.storage.rebase_files` does the reading and writing of manifest lists.
 """
 
 from __future__ import annotations
