@@ -14,7 +14,7 @@ from catalog_es.metadata.rebase import plan_rebase
 from catalog_es.metadata.tables import commit, metadata_to_json, next_metadata_location, parse_metadata
 from catalog_es.state import TableRow, WarehouseRow
 from catalog_es.storage.files import WarehouseStorage
-from catalog_es.storage.rebase_files import delete_manifest_lists, read_client_lists, rebase_commit
+from catalog_es.storage.rebase_files import delete_manifest_lists, rebase_commit
 from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError
 from commands.context import CommandContext, off_loop
 from commands.table_writes import TableResult, metadata_written
@@ -61,10 +61,6 @@ async def commit_rebased(
         CommitFailedError: the change does not commute with what landed since its base (the reference
             wording for the table as it is now), or it lost `_ATTEMPTS` races in a row.
     """
-    metadata = parse_metadata(known.metadata)
-    if (plan := plan_rebase(metadata, change.requirements, change.updates)) is not None:
-        # the client's own lists do not depend on the head: read them before waiting for the table's turn
-        await off_loop(read_client_lists, await ctx.storage(warehouse), metadata, plan)
     turn = _TABLE_TURNS.get(known.id)
     if turn is None:
         turn = _TABLE_TURNS[known.id] = asyncio.Lock()

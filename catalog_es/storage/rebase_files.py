@@ -156,17 +156,6 @@ def delete_manifest_lists(storage: WarehouseStorage, locations: list[str]) -> No
             storage.delete_file(location)
 
 
-def read_client_lists(storage: WarehouseStorage, current: TableMetadata, plan: RebasePlan) -> None:
-    """Read (and keep) the lists of the client's base and snapshots: what does not depend on the head.
-
-    Best effort: what cannot be read here is read, and refused, by `rebase_commit`.
-    """
-    base = current.snapshot_by_id(plan.original_base) if plan.original_base is not None else None
-    with suppress(Exception):
-        for snapshot in (*([base] if base is not None else []), *plan.snapshots):
-            _manifest_list(storage, snapshot.manifest_list)
-
-
 def _manifest_list(storage: WarehouseStorage, location: str) -> list[ManifestFile]:
     return _LISTS.read(storage, location)
 
