@@ -73,6 +73,7 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
             warehouses=warehouses,
             endpoints=settings.endpoint_policy,
             file_roots=settings.file_roots,
+            server_side_rebase=settings.server_side_rebase,
         )
         app.state.read_model = read_model
         app.state.warehouses = warehouses

@@ -7,11 +7,13 @@ import uuid
 import msgspec
 
 from catalog_es.errors import CommitFailedError, NoSuchTableError
-from catalog_es.events import Json, TableCommitted, TableCreated
+from catalog_es.events import CommitRebase, Json, TableCommitted, TableCreated
 from catalog_es.identifiers import Namespace
+from catalog_es.metadata.rebase import rebase_enabled
 from catalog_es.metadata.tables import commit, metadata_to_json, next_metadata_location, parse_metadata
 from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError, Transaction
+from commands.commit_rebased import RebasableChange, commit_rebased
 from commands.context import CommandContext
 from commands.tabulars import (
     TabularResult,
@@ -64,6 +66,7 @@ class PreparedCommit(msgspec.Struct, frozen=True):
     location_changed: bool
     metadata_location: str
     document: Json
+    rebased: CommitRebase | None = None
 
     def event(self) -> TableCommitted:
         return TableCommitted(
@@ -74,11 +77,16 @@ class PreparedCommit(msgspec.Struct, frozen=True):
             previous_metadata_location=self.current.metadata_location,
             metadata_location=self.metadata_location,
             metadata=self.document,
+            rebased=self.rebased,
         )
 
 
 def prepare_commit(
-    current: TabularRow, requirements: list[Json], updates: list[Json], now_ms: int
+    current: TabularRow,
+    requirements: list[Json],
+    updates: list[Json],
+    now_ms: int,
+    rebased: CommitRebase | None = None,
 ) -> PreparedCommit | None:
     """Decide a commit to `current`; None when it changes nothing.
 
@@ -97,6 +105,7 @@ def prepare_commit(
         location_changed=updated.location != base.location,
         metadata_location=next_metadata_location(updated, current.metadata_location),
         document=metadata_to_json(updated),
+        rebased=rebased,
     )
 
 
@@ -116,7 +125,13 @@ async def append_commit(
 
 
 async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow, current: TabularRow) -> TabularResult:
-    prepared = prepare_commit(current, cmd.requirements, cmd.updates, ctx.now_ms())
+    rebase = rebase_enabled(ctx.server_side_rebase, current.metadata.get("properties") or {})
+    try:
+        prepared = prepare_commit(current, cmd.requirements, cmd.updates, ctx.now_ms())
+    except CommitFailedError as failure:
+        if not rebase:
+            raise
+        return await commit_rebased(ctx, warehouse, _change(cmd), current, failure, reload=False)
     if prepared is None:
         return TabularResult(metadata_location=current.metadata_location, metadata=current.metadata)
     storage = await ctx.storage(warehouse)
@@ -132,8 +147,16 @@ async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow
         async with written as tx:
             await append_commit(ctx, tx, warehouse, prepared)
     except StreamVersionConflictError:
-        raise CommitFailedError(f"Table {cmd.namespace}.{cmd.name} was changed concurrently") from None
-    return TabularResult(metadata_location=prepared.metadata_location, metadata=prepared.document)
+        lost = CommitFailedError(f"Table {cmd.namespace}.{cmd.name} was changed concurrently")
+        if not rebase or prepared.location_changed:
+            raise lost from None
+    else:
+        return TabularResult(metadata_location=prepared.metadata_location, metadata=prepared.document)
+    return await commit_rebased(ctx, warehouse, _change(cmd), current, lost, reload=True)
+
+
+def _change(cmd: CommitTable) -> RebasableChange:
+    return RebasableChange(cmd.namespace, cmd.name, cmd.requirements, cmd.updates, cmd.metadata)
 
 
 async def _create(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow) -> TabularResult:

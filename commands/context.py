@@ -13,6 +13,7 @@ import msgspec
 from catalog_es.clock import Clock, IdSource, millis
 from catalog_es.errors import BadRequestError, NoSuchNamespaceError, NoSuchWarehouseError, WarehouseInactiveError
 from catalog_es.identifiers import Namespace
+from catalog_es.metadata.rebase import RebaseMode
 from catalog_es.state import AccessState, CatalogState, NamespaceRow, WarehouseLookup, WarehouseRow
 from catalog_es.storage.file_roots import FileStorageRoots
 from catalog_es.storage.files import WarehouseStorage
@@ -39,6 +40,8 @@ class CommandContext:
     endpoints: EndpointPolicy = field(default_factory=EndpointPolicy)  # which S3 endpoints storage may contact
     # Where `file` warehouses may be created; the default (no roots) refuses them all.
     file_roots: FileStorageRoots = field(default_factory=FileStorageRoots)
+    # Which tables get commits rebased on a moved branch (issue 19): see `catalog_es.metadata.rebase.rebase_enabled`.
+    server_side_rebase: RebaseMode = "opt-in"
     _credentials: dict[uuid.UUID, StorageCredential] = field(default_factory=dict, compare=False, repr=False)
     _storages: dict[bytes, WarehouseStorage] = field(default_factory=dict, compare=False, repr=False)
 
