@@ -40,6 +40,7 @@ from catalog_es.store.secrets import SecretStore, load_secrets_key
 from commands.context import CommandContext
 from projections.catalog.queries import CatalogReadModel
 from projections.catalog.warehouse_cache import WarehouseCache
+from projections.catalog.warehouse_invalidation import follow_warehouse_events
 from projections.registry import INLINE_PROJECTORS
 from projections.relay.metrics import RelayMetrics
 
@@ -61,7 +62,7 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         await auth.start()
         pool = await open_pool(dsn, checkout_timeout=settings.pg_pool_timeout_seconds)
-        clock, ids, read_model, warehouses = SystemClock(), RandomIds(), CatalogReadModel(), WarehouseCache()
+        clock, ids, read_model, warehouses = SystemClock(), RandomIds(), CatalogReadModel(), WarehouseCache(ttl=None)
         store = EventStore(
             pool,
             clock=clock,
@@ -131,7 +132,7 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
             BodyCheckMiddleware(),
             IdempotencyMiddleware(settings.idempotency_key_lifetime),
         ],
-        lifespan=[lifespan],
+        lifespan=[lifespan, follow_warehouse_events(dsn)],  # the log invalidates the cache
         openapi_config=OpenAPIConfig(
             title="catalog-es",
             version=version("catalog-es"),
