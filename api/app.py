@@ -22,6 +22,7 @@ from api.console.routes import CONSOLE_ROUTES, docs_render_plugin
 from api.dependencies import DEPENDENCIES
 from api.errors import EXCEPTION_HANDLERS
 from api.health import health
+from api.http_metrics import HttpMetrics, HttpMetricsMiddleware
 from api.idempotency import IdempotencyMiddleware
 from api.logging import RequestIdMiddleware
 from api.management.access_routes import ACCESS_ROUTES
@@ -56,6 +57,7 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
     """The catalog API on a migrated database at `dsn`; `/metrics` shows the in-process relay's figures."""
 
     auth = build_auth(settings)
+    http_metrics = HttpMetrics()
     disable_ambient_identity()  # before any storage client exists (also for apps built without the CLI)
 
     @asynccontextmanager
@@ -84,6 +86,7 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
         app.state.warehouses = warehouses
         app.state.settings = settings
         app.state.relay_metrics = relay_metrics
+        app.state.http_metrics, http_metrics.pool.pool = http_metrics, pool
         app.state.authorizer, app.state.provisioner = auth.authorizer, auth.provisioner
         app.state.idempotency_sealer = secrets.sealer("idempotent responses") if secrets is not None else None
         # What exists now lives as long as the server: out of the collector's sight, a full collection
@@ -128,6 +131,7 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
         guards=[authorize] if auth.authorizer.enabled else [],
         middleware=[
             RequestIdMiddleware(),
+            HttpMetricsMiddleware(http_metrics),
             *([auth.middleware] if auth.verifier is not None else []),
             BodyCheckMiddleware(),
             IdempotencyMiddleware(settings.idempotency_key_lifetime),
