@@ -22,7 +22,7 @@ from prometheus_client.registry import Collector
 from catalog_es.store.database import Pool
 
 _log = structlog.get_logger("catalog_es.http")
-disable_created_metrics()  # type: ignore[no-untyped-call] - no `_created` twin per counter: nothing here reads it, and it doubles the series
+disable_created_metrics()  # type: ignore[no-untyped-call]  # no `_created` twin per counter: nobody reads it
 
 _MESSAGE_BYTES = 8192  # enough for an error envelope; a larger 4xx body is logged without its message
 _BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
