@@ -24,7 +24,7 @@ from api.logging import configure_logging
 from api.metrics import serve_metrics
 from api.runtime.asgi import run_fast, serve_workers, server_config
 from api.runtime.database import bootstrap, database_dsn, migrate
-from api.runtime.nats import nats_url, relay_config, run_relay
+from api.runtime.nats import nats_url, run_relay
 from api.runtime.schema_check import migrate_or_exit
 from api.settings import Settings, load_settings
 from catalog_es.storage.outbound import disable_ambient_identity
@@ -33,8 +33,8 @@ from catalog_es.store.eventstore import read_events
 from projections.checkpoints import relay_status
 from projections.cloudevents import encode_structured
 from projections.registry import PROCESS_PROJECTIONS
+from projections.relay.config import RelayConfig
 from projections.relay.metrics import RelayMetrics
-from projections.relay.relay import RelayConfig
 from projections.runner import run_projectors
 
 cli = typer.Typer(help="catalog-es: an event-sourced Apache Iceberg REST catalog.", no_args_is_help=True)
@@ -112,9 +112,7 @@ async def _serve(settings: Settings, dsn: str, relay: RelayConfig | None = None,
     relaying = asyncio.create_task(run_relay(dsn, relay, relay_metrics)) if relay and relay_metrics else None
     projecting = asyncio.create_task(run_projectors(dsn, PROCESS_PROJECTIONS)) if projectors else None
     if relay and server.started:
-        typer.echo(
-            f"Change events: {relay.nats_url} (JetStream stream {relay.stream}, subjects {relay.subject_prefix}.>)"
-        )
+        typer.echo(f"Change events: {relay.url} (JetStream stream {relay.stream}, subjects {relay.subject_prefix}.>)")
     try:
         await serving
     finally:
@@ -161,7 +159,7 @@ def serve(
         return
     url, embedded_nats = nats_url(settings, start=True)
     try:
-        relay = relay_config(settings.nats, url) if url else None
+        relay = settings.nats.at(url) if url else None
         run_fast(_serve(settings, dsn, relay, projectors=settings.pg_dsn is None))  # embedded: projectors in-process
     finally:
         if embedded_nats:
@@ -246,7 +244,7 @@ def relay(
         raise typer.Exit(2)
     asyncio.run(migrate(dsn))
     try:
-        asyncio.run(_relay(settings, dsn, relay_config(settings.nats, url), metrics_port))
+        asyncio.run(_relay(settings, dsn, settings.nats.at(url), metrics_port))
     finally:
         if embedded_nats:
             embedded_nats.stop()

@@ -21,13 +21,12 @@ import psycopg
 import structlog
 
 from catalog_es.store.database import Connection
-from catalog_es.store.eventstore import NOTIFY_CHANNEL
+from catalog_es.store.eventstore import NOTIFY_CHANNEL, log_head
 from projections.catalog.warehouse_cache import WarehouseCache
 
 _log = structlog.get_logger("catalog_es.warehouse_cache")
 
 _WAREHOUSE_STREAM = "warehouse-"
-_HEAD = "SELECT position FROM catalog_event_counter"
 _CHANGED = (
     "SELECT DISTINCT stream_id FROM catalog_events"
     " WHERE global_position > %s AND global_position <= %s AND stream_id LIKE 'warehouse-%%'"
@@ -66,7 +65,7 @@ class WarehouseInvalidation:
             await _connect(self._dsn, "lookup") as looking,
         ):
             await listening.execute(f"LISTEN {NOTIFY_CHANNEL}")
-            seen = await _head(looking)
+            seen = await log_head(looking)
             self._cache.follow(self.sync)  # anything committed before is read from the database, nothing cached
             listener = asyncio.create_task(self._listen(listening))
             try:
@@ -75,7 +74,7 @@ class WarehouseInvalidation:
                     if listener.done():
                         listener.result()  # the listening connection failed: raise its error
                     batch, self._waiting = self._waiting, []
-                    head = await _head(looking)
+                    head = await log_head(looking)
                     if head > seen:
                         self._cache.drop(await _changed_warehouses(looking, seen, head))
                         seen = head
@@ -108,12 +107,6 @@ class WarehouseInvalidation:
         for waiter in batch:
             if not waiter.done():
                 waiter.set_result(None)
-
-
-async def _head(conn: Connection) -> int:
-    cursor = await conn.execute(_HEAD)
-    row = await cursor.fetchone()
-    return int(row[0]) if row else 0
 
 
 async def _connect(dsn: str, role: str) -> Connection:
