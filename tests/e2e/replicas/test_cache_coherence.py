@@ -9,7 +9,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from catalog_es.store.secrets import generate_secrets_key
 from tests.e2e.conftest import RunningCatalog, start_catalog, stop_catalog
+from tests.integration.s3_server import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY, make_bucket
 
 pytestmark = pytest.mark.replicas
 
@@ -63,3 +65,58 @@ def test_a_warehouse_deleted_on_one_replica_is_gone_on_the_other_at_once(
     assert deleted.status_code == 204
     assert gone.status_code == 404
     assert gone.json()["error"]["type"] == "NoSuchWarehouseException"
+
+
+def test_a_credential_rotated_on_one_replica_is_the_one_the_other_vends_next(
+    pg_dsn: str, tmp_path: Path, s3_endpoint: str
+) -> None:
+    env = {
+        **os.environ,
+        "CATALOG_ES__PG_DSN": pg_dsn,
+        "CATALOG_ES__LOG_LEVEL": "warning",
+        "CATALOG_ES__SECRETS_KEY": generate_secrets_key(),
+    }
+    replicas = [start_catalog(tmp_path / "data", env)]
+    try:
+        replicas.append(start_catalog(tmp_path / "data", env))
+        one, other = (httpx.Client(base_url=replica.base_url, timeout=30) for replica in replicas)
+        bucket = make_bucket(s3_endpoint)
+        profile = {
+            "type": "s3",
+            "bucket": bucket,
+            "region": REGION,
+            "endpoint": s3_endpoint,
+            "path-style-access": True,
+            "flavor": "s3-compat",
+            "share-static-credentials-with-clients": True,
+        }
+        credential = {
+            "type": "s3",
+            "credential-type": "access-key",
+            "access-key-id": ACCESS_KEY_ID,
+            "secret-access-key": SECRET_ACCESS_KEY,
+        }
+        body = {"warehouse-name": "lake", "storage-profile": profile, "storage-credential": credential}
+        warehouse = one.post("/management/v1/warehouse", json=body).json()["warehouse-id"]
+        prefix = f"/catalog/v1/{warehouse}"
+        schema = {
+            "type": "struct",
+            "schema-id": 0,
+            "fields": [{"id": 1, "name": "id", "type": "long", "required": False}],
+        }
+        assert one.post(f"{prefix}/namespaces", json={"namespace": ["n"]}).status_code == 200
+        assert one.post(f"{prefix}/namespaces/n/tables", json={"name": "t", "schema": schema}).status_code == 200
+        vended = []
+        for round_no in range(5):
+            other.get(f"{prefix}/namespaces/n/tables/t").raise_for_status()  # the warehouse is cached there
+            rotated = {**credential, "secret-access-key": f"rotated-{round_no}"}
+            rotation = one.post(
+                f"/management/v1/warehouse/{warehouse}/storage-credential", json={"new-storage-credential": rotated}
+            )
+            config = other.get(f"{prefix}/namespaces/n/tables/t").json()["config"]
+            vended.append((rotation.status_code, config.get("s3.secret-access-key")))
+    finally:
+        for catalog in replicas:
+            stop_catalog(catalog)
+
+    assert vended == [(204, f"rotated-{round_no}") for round_no in range(5)]
