@@ -19,6 +19,7 @@ from api.console.routes import CONSOLE_ROUTES, docs_render_plugin
 from api.dependencies import DEPENDENCIES
 from api.errors import EXCEPTION_HANDLERS
 from api.health import health
+from api.http_metrics import HttpMetrics, HttpMetricsMiddleware
 from api.logging import RequestIdMiddleware
 from api.management import management_router
 from api.metrics import METRICS_ROUTER, metrics_text, serve_text
@@ -33,6 +34,8 @@ from commands.context import CommandContext
 from projections.catalog.as_of import AsOfCache
 from projections.catalog.queries import CatalogReadModel
 from projections.catalog.warehouse_cache import WarehouseCache
+from projections.catalog.warehouse_invalidation import follow_warehouse_events
+from projections.permissions.queries import AccessReadModel
 from projections.registry import INLINE_PROJECTORS
 from projections.relay.metrics import RelayMetrics
 
@@ -48,13 +51,14 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
     """The catalog API on a migrated database at `dsn`; `/metrics` shows the in-process relay's figures."""
 
     auth = build_auth(settings)
+    http_metrics = HttpMetrics()
     disable_ambient_identity()  # before any storage client exists (also for apps built without the CLI)
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         await auth.start()
         pool = await open_pool(dsn, checkout_timeout=settings.pg_pool_timeout_seconds)
-        clock, ids, read_model, warehouses = SystemClock(), RandomIds(), CatalogReadModel(), WarehouseCache()
+        clock, ids, read_model, warehouses = SystemClock(), RandomIds(), CatalogReadModel(), WarehouseCache(ttl=None)
         store = EventStore(
             pool,
             clock=clock,
@@ -67,16 +71,20 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
             store=store,
             state=read_model,
             clock=clock,
+            access=AccessReadModel(),
             ids=ids,
             secrets=secrets,
+            warehouses=warehouses,
             endpoints=settings.endpoint_policy,
             file_roots=settings.file_roots,
+            server_side_rebase=settings.server_side_rebase,
         )
         app.state.read_model = read_model
         app.state.as_of = AsOfCache(settings.as_of_cache_size)
         app.state.warehouses = warehouses
         app.state.settings = settings
         app.state.relay_metrics = relay_metrics
+        app.state.http_metrics, http_metrics.pool.pool = http_metrics, pool
         app.state.authorizer, app.state.provisioner = auth.authorizer, auth.provisioner
         app.state.idempotency_sealer = secrets.sealer("idempotent responses") if secrets is not None else None
         # What exists now lives as long as the server: out of the collector's sight, a full collection
@@ -111,10 +119,11 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
         guards=[authorize] if auth.authorizer.enabled else [],
         middleware=[
             RequestIdMiddleware(),
+            HttpMetricsMiddleware(http_metrics),
             *([auth.middleware] if auth.verifier is not None else []),
             BodyCheckMiddleware(),
         ],
-        lifespan=[lifespan],
+        lifespan=[lifespan, follow_warehouse_events(dsn)],  # the log invalidates the cache
         openapi_config=OpenAPIConfig(
             title="catalog-es",
             version=version("catalog-es"),

@@ -75,6 +75,9 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # How long a request waits for a database connection; past it (the database is down) it gets 503 + Retry-After.
     pg_pool_timeout_seconds: float = 2.0
     idempotency_key_lifetime_minutes: int = 30
+    # SIGTERM: stop accepting, let requests in flight finish for up to this long, then close what is left.
+    graceful_shutdown_seconds: Annotated[float, msgspec.Meta(ge=0)] = 30.0
+    allow_newer_schema: bool = False  # run against a database a newer catalog-es migrated (schema_guard.py)
     workers: int = 1  # uvicorn worker processes; more than 1 runs the relay and projectors only as their own processes
     enable_default_project: bool = True  # requests without `x-project-id` use the NIL-UUID project
     # Deepest namespace createNamespace accepts (Lakekeeper's limit is 5); deeper ones get 400.
@@ -103,6 +106,10 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # Comma-separated absolute paths `file` warehouses must lie in. Unset: `<data_dir>/warehouse` in embedded
     # mode, none with an external database (file warehouses refused until an operator names a root).
     file_storage_roots: str | None = None
+    # Server-side rebase of commutative commits on a moved branch (fast appends, partition-disjoint
+    # overwrites): `opt-in` for tables with `catalog-es.server-side-rebase=true`, `on` for all tables but
+    # those with it `false`, `off` for none.
+    server_side_rebase: Literal["off", "opt-in", "on"] = "opt-in"
 
     def __post_init__(self) -> None:
         self.endpoint_policy  # noqa: B018 - refuses a malformed allow-list when the settings load

@@ -25,6 +25,7 @@ from api.metrics import serve_metrics
 from api.runtime.asgi import run_fast, serve_workers, server_config
 from api.runtime.database import bootstrap, database_dsn, migrate
 from api.runtime.nats import nats_url, run_relay
+from api.runtime.schema_check import migrate_or_exit
 from api.settings import Settings, load_settings
 from catalog_es.storage.outbound import disable_ambient_identity
 from catalog_es.store.database import open_pool
@@ -69,6 +70,13 @@ def _root(
 
 DataDir = Annotated[
     str | None, typer.Option("--data-dir", help="Embedded mode's data directory [default: ./.catalog-es]")
+]
+AllowNewerSchema = Annotated[
+    bool | None,
+    typer.Option(
+        "--allow-newer-schema",
+        help="Run on a database a newer catalog-es migrated [env CATALOG_ES__ALLOW_NEWER_SCHEMA]",
+    ),
 ]
 
 
@@ -133,13 +141,16 @@ def serve(
     host: Annotated[str | None, typer.Option(help="Address to listen on [default: 127.0.0.1]")] = None,
     port: Annotated[int | None, typer.Option(help="Port to listen on [default: 8181]")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="uvicorn worker processes [default: 1]")] = None,
+    allow_newer_schema: AllowNewerSchema = None,
 ) -> None:
     """Run the catalog: migrate, bootstrap the default warehouse, serve the API (and the NATS relay)."""
     _stop_on_sigterm()
-    settings = load_settings(data_dir=data_dir, host=host, port=port, workers=workers)
+    settings = load_settings(
+        data_dir=data_dir, host=host, port=port, workers=workers, allow_newer_schema=allow_newer_schema or None
+    )
     configure_logging(settings.log_level, json=settings.log_json)
     dsn = database_dsn(settings)
-    asyncio.run(migrate(dsn))
+    migrate_or_exit(dsn, settings.allow_newer_schema)
     asyncio.run(bootstrap(dsn, settings))
     if settings.workers > 1:
         typer.echo(_connect_banner(settings))
@@ -156,10 +167,10 @@ def serve(
 
 
 @cli.command("migrate")
-def migrate_command(data_dir: DataDir = None) -> None:
-    """Create or upgrade the database schema (idempotent)."""
-    settings = load_settings(data_dir=data_dir)
-    applied = asyncio.run(migrate(database_dsn(settings)))
+def migrate_command(data_dir: DataDir = None, allow_newer_schema: AllowNewerSchema = None) -> None:
+    """Create or upgrade the database schema (idempotent); refuses a database a newer version migrated."""
+    settings = load_settings(data_dir=data_dir, allow_newer_schema=allow_newer_schema or None)
+    applied = migrate_or_exit(database_dsn(settings), settings.allow_newer_schema)
     typer.echo(f"applied: {', '.join(applied)}" if applied else "schema is up to date")
 
 

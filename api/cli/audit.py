@@ -21,6 +21,7 @@ from api.runtime.database import bootstrap, database_dsn, migrate
 from api.settings import load_settings
 from catalog_es.clock import RandomIds, SystemClock
 from catalog_es.errors import BadRequestError, CatalogError
+from catalog_es.events.registry import short_type
 from catalog_es.identifiers import Namespace
 from catalog_es.store.database import Connection, open_pool
 from catalog_es.store.eventstore import EventMetadata, EventStore, RecordedEvent
@@ -29,6 +30,7 @@ from projections.audit.as_of import CatalogAsOf, catalog_as_of
 from projections.audit.history import EventFilter, history_entry, read_event_page
 from projections.catalog.queries import CatalogReadModel
 from projections.cloudevents import encode_structured
+from projections.permissions.queries import AccessReadModel
 from projections.registry import INLINE_PROJECTORS
 
 audit_cli = typer.Typer(help="Audit the catalog from its event log.", no_args_is_help=True)
@@ -76,17 +78,13 @@ async def _matching(conn: Connection, where: EventFilter, limit: int | None) -> 
     return events[:limit] if limit is not None else events
 
 
-def _short_type(type_name: str) -> str:
-    return type_name.removeprefix("io.catalog-es.").removesuffix(".v1")
-
-
 def _print_history(events: list[RecordedEvent]) -> None:
     table = Table("position", "time", "actor", "type", "entity", "change")
     for event in events:
         entry = history_entry(event)
         change = entry.summary.describe() if entry.summary else ""
         table.add_row(
-            str(event.position), event.time.isoformat(), entry.actor, _short_type(event.type), event.stream_id, change
+            str(event.position), event.time.isoformat(), entry.actor, short_type(event.type), event.stream_id, change
         )
     Console(width=200).print(table)
 
@@ -191,7 +189,12 @@ async def _export(data_dir: str | None, warehouse: str, namespace: str, table: s
             pool, clock=clock, ids=ids, source=settings.event_source, inline_projectors=INLINE_PROJECTORS
         )
         ctx = CommandContext(
-            store=store, state=CatalogReadModel(), clock=clock, ids=ids, endpoints=settings.endpoint_policy
+            store=store,
+            state=CatalogReadModel(),
+            clock=clock,
+            ids=ids,
+            access=AccessReadModel(),
+            endpoints=settings.endpoint_policy,
         )
         async with pool.connection() as conn:
             return await export_events(

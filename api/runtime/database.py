@@ -14,6 +14,7 @@ from catalog_es.store.eventstore import EventMetadata, EventStore
 from catalog_es.store.idempotency import IDEMPOTENCY_MIGRATIONS
 from catalog_es.store.metrics_reports import METRICS_MIGRATIONS
 from catalog_es.store.migrations import EVENT_STORE_MIGRATIONS, apply_migrations
+from catalog_es.store.schema_guard import check_not_newer
 from catalog_es.store.secrets import SECRETS_MIGRATIONS
 from commands.bootstrap import EnsureDefaultWarehouse, handle_ensure_default_warehouse
 from commands.context import CommandContext
@@ -22,6 +23,7 @@ from projections.audit.iceberg_events import ICEBERG_EVENTS_MIGRATIONS
 from projections.catalog.migrations import READ_MODEL_MIGRATIONS
 from projections.catalog.queries import CatalogReadModel
 from projections.checkpoints import RELAY_MIGRATIONS
+from projections.permissions.queries import AccessReadModel
 from projections.registry import INLINE_PROJECTORS, PROJECTOR_MIGRATIONS
 
 ALL_MIGRATIONS = (
@@ -43,10 +45,13 @@ def database_dsn(settings: Settings) -> str:
     return settings.pg_dsn or embedded_dsn(settings.data_path)
 
 
-async def migrate(dsn: str) -> list[str]:
+async def migrate(dsn: str, *, allow_newer_schema: bool = False) -> list[str]:
+    """Apply what is missing; refuse (NewerSchemaError) a database a newer version migrated unless allowed."""
     pool = await open_pool(dsn, min_size=1, max_size=1)
     try:
         async with pool.connection() as conn:
+            if not allow_newer_schema:
+                await check_not_newer(conn, ALL_MIGRATIONS)
             return await apply_migrations(conn, ALL_MIGRATIONS)
     finally:
         await pool.close()
@@ -65,7 +70,9 @@ async def bootstrap(dsn: str, settings: Settings) -> uuid.UUID | None:
             pool, clock=clock, ids=ids, source=settings.event_source, inline_projectors=INLINE_PROJECTORS
         )
         roots = settings.file_roots
-        ctx = CommandContext(store=store, state=CatalogReadModel(), clock=clock, ids=ids, file_roots=roots)
+        ctx = CommandContext(
+            store=store, state=CatalogReadModel(), clock=clock, ids=ids, access=AccessReadModel(), file_roots=roots
+        )
         location: str | None = settings.default_warehouse_location
         try:
             roots.check(settings.default_warehouse_location)

@@ -23,6 +23,7 @@ from catalog_es.store.eventstore import EventMetadata, EventStore, InlineProject
 from commands.bootstrap import EnsureDefaultWarehouse, handle_ensure_default_warehouse
 from commands.context import CommandContext
 from projections.catalog.queries import CatalogReadModel
+from projections.permissions.queries import AccessReadModel
 from projections.registry import INLINE_PROJECTORS
 from tests.integration.nats_server import NatsServer
 from tests.integration.s3_server import s3_endpoint  # noqa: F401 - the moto S3 fixture
@@ -73,7 +74,14 @@ def open_catalog(migrated_dsn: str, warehouse_dir: Path) -> OpenCatalog:
             store = EventStore(pool, clock=clock, ids=ids, inline_projectors=projectors)
             # File warehouses anywhere in the test's temporary directory (the default allows none).
             roots = FileStorageRoots.of([str(warehouse_dir.parent)], None)
-            ctx = CommandContext(store=store, state=state or CatalogReadModel(), clock=clock, ids=ids, file_roots=roots)
+            ctx = CommandContext(
+                store=store,
+                state=state or CatalogReadModel(),
+                clock=clock,
+                ids=ids,
+                access=AccessReadModel(),
+                file_roots=roots,
+            )
             warehouse_id = uuid.UUID(int=0)
             if bootstrap:
                 warehouse_id = (
