@@ -13,7 +13,7 @@ from catalog_es.store.migrations import Migration
 
 ACCESS_LOG_MIGRATIONS = (
     Migration(
-        "0501_access_audit_log",
+        "0801_access_audit_log",
         """
 CREATE TABLE IF NOT EXISTS access_audit_log (
     id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

@@ -16,7 +16,7 @@ import msgspec
 
 from catalog_es.errors import BadRequestError
 from catalog_es.identifiers import Namespace, name_key
-from catalog_es.state import NamespaceRow, TableRow, ViewRow
+from catalog_es.state import NamespaceRow, TabularKindName, TabularRow
 from catalog_es.store.database import Connection
 from projections.catalog.queries import CatalogReadModel
 
@@ -174,19 +174,21 @@ class AsOfReadModel(CatalogReadModel):
 
     async def table(
         self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
-    ) -> TableRow | None:
+    ) -> TabularRow | None:
         found = await self._tabular(conn, "table", warehouse_id, namespace, name)
         if found is None:
             return None
         parent, tabular, location, document = found
-        return TableRow(*_row(parent, tabular, location, document))
+        return _row(parent, tabular, location, document, "table")
 
-    async def view(self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str) -> ViewRow | None:
+    async def view(
+        self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
+    ) -> TabularRow | None:
         found = await self._tabular(conn, "view", warehouse_id, namespace, name)
         if found is None:
             return None
         parent, tabular, location, document = found
-        return ViewRow(*_row(parent, tabular, location, document))
+        return _row(parent, tabular, location, document, "view")
 
     async def list_namespaces(
         self, conn: Connection, warehouse_id: uuid.UUID, parent: Namespace | None, after: str, limit: int | None
@@ -217,16 +219,17 @@ class AsOfReadModel(CatalogReadModel):
         return [objects[(namespace_id, key)].name for key in keys[:limit]]
 
 
-def _row(parent: NamespaceRow, tabular: _Tabular, location: str, document: str) -> tuple[Any, ...]:
+def _row(parent: NamespaceRow, tabular: _Tabular, location: str, document: str, kind: TabularKindName) -> TabularRow:
     metadata = msgspec.json.decode(document)
-    return (
-        tabular.id,
-        tabular.warehouse_id,
-        parent.id,
-        parent.parts,
-        tabular.name,
-        metadata.get("location", ""),
-        location,
-        metadata,
-        0,
+    return TabularRow(
+        id=tabular.id,
+        warehouse_id=tabular.warehouse_id,
+        namespace_id=parent.id,
+        namespace=parent.parts,
+        name=tabular.name,
+        location=metadata.get("location", ""),
+        metadata_location=location,
+        metadata=metadata,
+        version=0,
+        kind=kind,
     )
