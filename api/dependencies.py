@@ -15,6 +15,7 @@ from litestar.di import Provide
 
 from api.auth.listing_filter import ListingAccess
 from api.auth.principal import Principal, request_principal
+from api.container import services
 from api.encoded_slash import decode_name
 from api.settings import Settings
 from catalog_es.errors import BadRequestError, NoSuchWarehouseError
@@ -35,23 +36,23 @@ from projections.catalog.warehouse_cache import WarehouseCache
 
 
 def provide_ctx(state: State) -> CommandContext:
-    ctx: CommandContext = state.ctx
+    ctx: CommandContext = services(state).ctx
     return ctx
 
 
 def provide_read_model(ctx: CommandContext, state: State) -> CatalogReadModel:
-    read_model: CatalogReadModel = state.read_model
+    read_model: CatalogReadModel = services(state).read_model
     return read_model
 
 
 async def provide_conn(state: State) -> AsyncGenerator[Connection, None]:
-    async with state.ctx.store.connection() as conn:
+    async with services(state).ctx.store.connection() as conn:
         yield conn
 
 
 async def provide_warehouse_conn(warehouse_row: WarehouseRow, state: State) -> AsyncGenerator[Connection, None]:
     """`conn` on the catalog routes: taken after the warehouse is known."""
-    async with state.ctx.store.connection() as conn:
+    async with services(state).ctx.store.connection() as conn:
         yield conn
 
 
@@ -75,11 +76,11 @@ async def _warehouse(prefix: str, state: State) -> WarehouseRow:
         raise NoSuchWarehouseError(f"Warehouse {prefix!r} does not exist") from None
 
     async def lookup() -> WarehouseRow | None:
-        async with state.ctx.store.connection() as conn:
-            row: WarehouseRow | None = await state.read_model.warehouse_by_id(conn, warehouse_id)
+        async with services(state).ctx.store.connection() as conn:
+            row: WarehouseRow | None = await services(state).read_model.warehouse_by_id(conn, warehouse_id)
             return row
 
-    warehouses: WarehouseCache = state.warehouses
+    warehouses: WarehouseCache = services(state).warehouses
     warehouse = await warehouses.get(warehouse_id, lookup)
     if warehouse is None:
         raise NoSuchWarehouseError(f"Warehouse {prefix!r} does not exist")
@@ -87,7 +88,7 @@ async def _warehouse(prefix: str, state: State) -> WarehouseRow:
 
 
 def provide_project_id(request: Request[Any, Any, Any], state: State) -> uuid.UUID:
-    return project_id_of(request, state.settings)
+    return project_id_of(request, services(state).settings)
 
 
 def project_id_of(connection: ASGIConnection[Any, Any, Any, Any], settings: Settings) -> uuid.UUID:
@@ -127,7 +128,7 @@ def provide_principal(request: Request[Any, Any, Any], read_model: CatalogReadMo
 
 
 def provide_listing_access(meta: EventMetadata, principal: Principal, state: State) -> ListingAccess:
-    return ListingAccess(state.authorizer, principal)
+    return ListingAccess(services(state).authorizer, principal)
 
 
 def provide_catalog_metadata(request: Request[Any, Any, Any], warehouse_row: WarehouseRow) -> EventMetadata:
@@ -135,7 +136,7 @@ def provide_catalog_metadata(request: Request[Any, Any, Any], warehouse_row: War
 
 
 def provide_catalog_access(request: Request[Any, Any, Any], conn: Connection, state: State) -> ListingAccess:
-    return ListingAccess(state.authorizer, request_principal(request.scope))
+    return ListingAccess(services(state).authorizer, request_principal(request.scope))
 
 
 def parse_namespace(namespace: str) -> Namespace:

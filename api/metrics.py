@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from litestar import Response, get
 from litestar.datastructures import State
 
+from api.container import services
 from projections.checkpoints import ProjectorStatus
 from projections.registry import all_statuses
 from projections.relay.metrics import RelayMetrics
@@ -58,8 +59,9 @@ def projector_text(statuses: list[ProjectorStatus]) -> str:
 
 async def metrics_text(state: State) -> str:
     """Everything this process exposes: the in-process relay's figures and every projector's lag."""
-    text = prometheus_text(getattr(state, "relay_metrics", None))
-    async with state.ctx.store.connection() as conn:
+    built = services(state)
+    text = prometheus_text(built.relay_metrics)
+    async with built.store.connection() as conn:
         text += projector_text(await all_statuses(conn, datetime.now(UTC)))
     return text
 

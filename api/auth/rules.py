@@ -19,6 +19,7 @@ from api.auth.authorizer import Authorizer
 from api.auth.principal import Principal, request_principal
 from api.auth.target import creation_project
 from api.catalog.wire import CommitTransactionRequest, CreateNamespaceRequest, RegisterTableRequest, RenameTableRequest
+from api.container import services
 from api.dependencies import parse_namespace, parse_parent, project_id_of, split_warehouse_name
 from api.encoded_slash import decode_name
 from api.management.wire import CreateWarehouseRequest, UpdateStorageRequest
@@ -146,7 +147,7 @@ async def _config(check: _Check, params: dict[str, Any], connection: ASGIConnect
     value = connection.query_params.get("warehouse")
     if not value:
         return
-    project_id, name = split_warehouse_name(value, project_id_of(connection, connection.app.state.settings))
+    project_id, name = split_warehouse_name(value, project_id_of(connection, services(connection.app.state).settings))
     row = await check.read_model.warehouse_by_name(check.conn, project_id, name)
     if row is not None:
         not_found = NoSuchWarehouseError(f"Warehouse {value!r} does not exist")
@@ -205,7 +206,7 @@ async def _transaction(check: _Check, params: dict[str, Any], connection: ASGICo
 
 def _on_project(privilege: str | None) -> Rule:
     async def rule(check: _Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]) -> None:
-        project_id = project_id_of(connection, connection.app.state.settings)
+        project_id = project_id_of(connection, services(connection.app.state).settings)
         not_found = NoSuchProjectError(f"Project {project_id} does not exist")
         if privilege:
             await check.authz.require(check.conn, check.principal, project_id, privilege, not_found)
@@ -335,7 +336,7 @@ SELF_CHECKING_PREFIX = "authz_"
 async def authorize(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
     """The app-wide guard. Raises: the not-found error of the object, or NotAuthorizedError (403)."""
     state = connection.app.state
-    authz: Authorizer = state.authorizer
+    authz: Authorizer = services(state).authorizer
     path = connection.scope["path"]
     if not authz.enabled or not (path.startswith(("/catalog/", "/management/")) or path == "/metrics"):
         return
@@ -344,5 +345,5 @@ async def authorize(connection: ASGIConnection[Any, Any, Any, Any], handler: Bas
         return
     rule = RULES.get(name, _server_operator)
     principal = request_principal(connection.scope)
-    async with state.ctx.store.connection() as conn:
-        await rule(_Check(conn, authz, principal, state.read_model), dict(connection.path_params), connection)
+    async with services(state).ctx.store.connection() as conn:
+        await rule(_Check(conn, authz, principal, services(state).read_model), dict(connection.path_params), connection)

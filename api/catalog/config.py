@@ -12,6 +12,7 @@ from litestar.params import Parameter
 
 from api.catalog.endpoints import IMPLEMENTED_ENDPOINTS
 from api.catalog.wire import CatalogConfig
+from api.container import services
 from api.dependencies import split_warehouse_name
 from api.settings import Settings
 from catalog_es.errors import BadRequestError, NoSuchWarehouseError
@@ -36,7 +37,7 @@ async def get_config(
     if row is None:
         raise NoSuchWarehouseError(f"Warehouse {warehouse!r} does not exist")
     require_active(row)
-    settings: Settings = state.settings
+    settings: Settings = services(state).settings
     return CatalogConfig(
         defaults={"prefix": str(row.id)},
         overrides={},

@@ -17,6 +17,7 @@ from api.catalog.wire import (
     UpdateNamespacePropertiesRequest,
     UpdateNamespacePropertiesResponse,
 )
+from api.container import services
 from api.dependencies import CATALOG_DEPENDENCIES, parse_namespace, parse_parent
 from api.settings import Settings
 from catalog_es.errors import NoSuchNamespaceError
@@ -81,7 +82,7 @@ class NamespacesController(Controller):
         state: State,
     ) -> NamespaceResponse:
         """Raises: BadRequestError (400) beyond `max_namespace_depth` levels."""
-        settings: Settings = state.settings
+        settings: Settings = services(state).settings
         namespace = Namespace(tuple(data.namespace))
         command = CreateNamespace(warehouse_row.id, namespace, data.properties, meta, settings.max_namespace_depth)
         properties = await handle_create_namespace(command, ctx)

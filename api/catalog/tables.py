@@ -25,6 +25,7 @@ from api.catalog.wire import (
     RegisterTableRequest,
     RenameTableRequest,
 )
+from api.container import services
 from api.dependencies import CATALOG_DEPENDENCIES, parse_namespace
 from api.encoded_slash import decode_name
 from catalog_es.errors import BadRequestError, NoSuchTableError
@@ -196,7 +197,7 @@ class TablesController(Controller):
         row = await read_model.table(conn, warehouse_row.id, parse_namespace(namespace), decode_name(table))
         if row is None:
             return
-        authz: Authorizer = request.app.state.authorizer
+        authz: Authorizer = services(request.app.state).authorizer
         if await authz.allowed(conn, request_principal(request.scope), row.id, "describe"):
             await record_metrics_report(conn, row.warehouse_id, row.id, report, raw)
 

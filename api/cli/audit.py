@@ -15,20 +15,17 @@ from rich.table import Table
 
 from api.cli.audit_access import access
 from api.cli.audit_export import ExportResult, export_events
+from api.container import open_services
 from api.management.audit_params import event_filter, parse_time
 from api.runtime.database import bootstrap, database_dsn, migrate
 from api.settings import load_settings
-from catalog_es.clock import RandomIds, SystemClock
 from catalog_es.errors import BadRequestError, CatalogError
 from catalog_es.identifiers import Namespace
 from catalog_es.store.database import Connection, open_pool
-from catalog_es.store.eventstore import EventMetadata, EventStore, RecordedEvent
-from commands.context import CommandContext
+from catalog_es.store.eventstore import EventMetadata, RecordedEvent
 from projections.audit.as_of import CatalogAsOf, catalog_as_of
 from projections.audit.history import EventFilter, history_entry, read_event_page
-from projections.catalog.queries import CatalogReadModel
 from projections.cloudevents import encode_structured
-from projections.registry import INLINE_PROJECTORS
 
 audit_cli = typer.Typer(help="Audit the catalog from its event log.", no_args_is_help=True)
 
@@ -183,26 +180,15 @@ async def _export(data_dir: str | None, warehouse: str, namespace: str, table: s
     await migrate(dsn)
     if settings.pg_dsn is None:  # embedded mode promises the default warehouse, served or not
         await bootstrap(dsn, settings)
-    pool = await open_pool(dsn, min_size=1, max_size=4)
-    try:
-        clock, ids = SystemClock(), RandomIds()
-        store = EventStore(
-            pool, clock=clock, ids=ids, source=settings.event_source, inline_projectors=INLINE_PROJECTORS
+    async with open_services(settings, dsn, pool_size=(1, 4)) as services, services.pool.connection() as conn:
+        return await export_events(
+            services.ctx,
+            conn,
+            warehouse=warehouse,
+            namespace=Namespace(tuple(namespace.split("."))),
+            table=table,
+            meta=EventMetadata(actor="audit-export"),
         )
-        ctx = CommandContext(
-            store=store, state=CatalogReadModel(), clock=clock, ids=ids, endpoints=settings.endpoint_policy
-        )
-        async with pool.connection() as conn:
-            return await export_events(
-                ctx,
-                conn,
-                warehouse=warehouse,
-                namespace=Namespace(tuple(namespace.split("."))),
-                table=table,
-                meta=EventMetadata(actor="audit-export"),
-            )
-    finally:
-        await pool.close()
 
 
 @audit_cli.command("export")

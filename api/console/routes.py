@@ -13,6 +13,8 @@ from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.response import Redirect
 from litestar.static_files import create_static_files_router
 
+from api.container import services
+
 STATIC_DIR = Path(__file__).parent / "static"
 STATIC_PATH = "/ui/static"
 SWAGGER_UI_VERSION = "5.35.0"  # the vendored swagger-ui-dist; refresh: api/console/static/vendor/README.md
@@ -47,7 +49,7 @@ async def console_index() -> Response[bytes]:
 @get("/ui/config.json", include_in_schema=False)
 async def console_config(state: State) -> ConsoleConfig:
     """Public by design: the issuer and a public client id are what any login page shows."""
-    settings = state.settings
+    settings = services(state).settings
     if not settings.openid_provider_uri:
         return ConsoleConfig(auth="none", version=version("catalog-es"))
     ui = settings.ui

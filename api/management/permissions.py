@@ -10,6 +10,7 @@ from litestar.datastructures import State
 
 from api.auth.authorizer import Authorizer
 from api.auth.principal import Principal
+from api.container import services
 from api.management.access_checks import (
     assignment_of,
     principal_of,
@@ -51,7 +52,7 @@ async def _read(
     object_id: uuid.UUID,
     container_id: uuid.UUID | None = None,
 ) -> AssignmentsResponse:
-    authz: Authorizer = state.authorizer
+    authz: Authorizer = services(state).authorizer
     if kind != "server":
         await visible_object(conn, authz, principal, kind, object_id, container_id)
     await require_may_read(conn, authz, principal, object_id)
@@ -70,7 +71,7 @@ async def _write(
     object_id: uuid.UUID,
     container_id: uuid.UUID | None = None,
 ) -> None:
-    authz: Authorizer = state.authorizer
+    authz: Authorizer = services(state).authorizer
     if kind != "server":
         await visible_object(conn, authz, principal, kind, object_id, container_id)
     writes = [(principal_of(a), a.type) for a in data.writes]
@@ -155,7 +156,7 @@ class PermissionsController(Controller):
     async def authz_get_managed_access(
         self, request: AnyRequest, object_id: uuid.UUID, conn: Connection, state: State, principal: Principal
     ) -> ManagedAccessResponse:
-        await visible_object(conn, state.authorizer, principal, _kind(request), object_id)
+        await visible_object(conn, services(state).authorizer, principal, _kind(request), object_id)
         own, in_force = await permissions_queries.managed_access(conn, object_id)
         return ManagedAccessResponse(managed_access=own, managed_access_inherited=in_force and not own)
 
@@ -172,7 +173,7 @@ class PermissionsController(Controller):
         meta: EventMetadata,
     ) -> None:
         container = _kind(request)
-        authz: Authorizer = state.authorizer
+        authz: Authorizer = services(state).authorizer
         await visible_object(conn, authz, principal, container, object_id)
         if not await authz.allowed(conn, principal, object_id, "manage_grants"):
             raise NotAuthorizedError("Setting managed access needs manage_grants")
@@ -193,7 +194,7 @@ class PermissionsController(Controller):
 
 async def _check(conn: Connection, state: State, principal: Principal, data: CheckRequest) -> CheckResponse:
     """Raises: NotAuthorizedError when asking about another user without manage_grants on the object."""
-    authz: Authorizer = state.authorizer
+    authz: Authorizer = services(state).authorizer
     object_id = SERVER_OBJECT_ID if data.object_type == "server" else data.object_id
     if object_id is None:
         raise BadRequestError("object-id is required except for the server")

@@ -9,6 +9,7 @@ from litestar.datastructures import State
 
 from api.auth.authorizer import Authorizer
 from api.auth.principal import Principal
+from api.container import services
 from api.encoded_slash import decode_name
 from api.management.access_checks import not_found, principal_of, require_principals_exist, visible_object
 from api.management.wire import (
@@ -88,7 +89,7 @@ class RolesController(Controller):
     ) -> Role:
         """Raises: NoSuchProjectError, NotAuthorizedError, AlreadyExistsError."""
         project = data.project_id or project_id
-        authz: Authorizer = state.authorizer
+        authz: Authorizer = services(state).authorizer
         if await permissions_queries.object_kind(conn, project) != "project":
             raise NoSuchProjectError(f"Project {project} does not exist")
         await authz.require_visible(conn, principal, project, NoSuchProjectError(f"Project {project} does not exist"))
@@ -101,13 +102,13 @@ class RolesController(Controller):
     async def authz_list_roles(
         self, conn: Connection, state: State, principal: Principal, project_id: uuid.UUID
     ) -> ListRolesResponse:
-        authz: Authorizer = state.authorizer
+        authz: Authorizer = services(state).authorizer
         rows = await permissions_queries.list_roles(conn, project_id)
         return ListRolesResponse(roles=[_role(row) for row in rows if await authz.visible(conn, principal, row.id)])
 
     @get("/{role_id:uuid}", operation_id="get_role")
     async def authz_get_role(self, role_id: uuid.UUID, conn: Connection, state: State, principal: Principal) -> Role:
-        return _role(await _existing(conn, state.authorizer, principal, role_id))
+        return _role(await _existing(conn, services(state).authorizer, principal, role_id))
 
     @post("/{role_id:uuid}", status_code=200, operation_id="update_role")
     async def authz_update_role(
@@ -120,8 +121,8 @@ class RolesController(Controller):
         principal: Principal,
         meta: EventMetadata,
     ) -> Role:
-        row = await _existing(conn, state.authorizer, principal, role_id)
-        await _require_grants(conn, state.authorizer, principal, role_id)
+        row = await _existing(conn, services(state).authorizer, principal, role_id)
+        await _require_grants(conn, services(state).authorizer, principal, role_id)
         command = UpdateRole(
             role_id=role_id, project_id=row.project_id, name=data.name, description=data.description, metadata=meta
         )
@@ -138,15 +139,15 @@ class RolesController(Controller):
         principal: Principal,
         meta: EventMetadata,
     ) -> None:
-        await _existing(conn, state.authorizer, principal, role_id)
-        await _require_grants(conn, state.authorizer, principal, role_id)
+        await _existing(conn, services(state).authorizer, principal, role_id)
+        await _require_grants(conn, services(state).authorizer, principal, role_id)
         await handle_delete_role(DeleteRole(role_id=role_id, metadata=meta), ctx)
 
     @get("/{role_id:uuid}/members", operation_id="list_role_members")
     async def authz_list_members(
         self, role_id: uuid.UUID, conn: Connection, state: State, principal: Principal
     ) -> RoleMembers:
-        await _existing(conn, state.authorizer, principal, role_id)
+        await _existing(conn, services(state).authorizer, principal, role_id)
         rows = await permissions_queries.assignments(conn, role_id)
         return RoleMembers(members=[_member(who) for who, what in rows if what == "assignee"])
 
@@ -198,9 +199,9 @@ class RolesController(Controller):
         writes: list[str],
         deletes: list[str],
     ) -> None:
-        await _existing(conn, state.authorizer, principal, role_id)
-        await _require_grants(conn, state.authorizer, principal, role_id)
-        await require_principals_exist(conn, state.authorizer, principal, writes)
+        await _existing(conn, services(state).authorizer, principal, role_id)
+        await _require_grants(conn, services(state).authorizer, principal, role_id)
+        await require_principals_exist(conn, services(state).authorizer, principal, writes)
         current = frozenset(await permissions_queries.assignments(conn, role_id))
         command = ChangeAssignments(
             "role", role_id, [(m, "assignee") for m in writes], [(m, "assignee") for m in deletes], current, meta

@@ -7,6 +7,7 @@ from importlib.metadata import version
 from litestar import get, post
 from litestar.datastructures import State
 
+from api.container import services
 from api.management.wire import BootstrapRequest, ServerInfo
 from api.settings import Settings
 from catalog_es.identifiers import NIL_PROJECT_ID
@@ -39,7 +40,7 @@ async def server_info(conn: Connection, read_model: CatalogReadModel, state: Sta
     name, and `serve` already made what bootstrap would. The server id stays unset until a bootstrap call
     records one, so a later switch to the builtin authorizer can still name its first admin.
     """
-    settings: Settings = state.settings
+    settings: Settings = services(state).settings
     server_id = await read_model.server_id(conn)
     ready_without_bootstrap = settings.authz.backend == "allowall" and await read_model.project_exists(
         conn, NIL_PROJECT_ID

@@ -11,6 +11,7 @@ from litestar.params import Parameter
 from api.auth.authorizer import Authorizer
 from api.auth.principal import Principal
 from api.auth.provisioning import UserProvisioner
+from api.container import services
 from api.encoded_slash import decode_name
 from api.management.wire import CreateUserRequest, ListUsersResponse, User
 from catalog_es.errors import NoSuchUserError, NotAuthorizedError
@@ -36,7 +37,7 @@ def _user(row: UserRow) -> User:
 
 
 async def _require_admin_unless_self(conn: Connection, state: State, principal: Principal, user_id: str) -> None:
-    authz: Authorizer = state.authorizer
+    authz: Authorizer = services(state).authorizer
     if user_id != principal.user_id and not await authz.allowed(conn, principal, SERVER_OBJECT_ID, "admin"):
         raise NotAuthorizedError("Only a server admin may manage other users")
 
@@ -48,7 +49,7 @@ async def _require_server_role_unless_self(
     `can_list_users` on the server). Project admins, even security admins, see no other tenant's users;
     anyone may read their own record.
     """
-    authz: Authorizer = state.authorizer
+    authz: Authorizer = services(state).authorizer
     if user_id != principal.user_id and not await authz.allowed(conn, principal, SERVER_OBJECT_ID, "operator"):
         raise NotAuthorizedError("Only a server admin or operator may read other users")
 
@@ -125,7 +126,7 @@ class UsersController(Controller):
         user_id = decode_name(user_id)  # an OIDC subject may hold a '/', sent as %2F like catalog names
         await _require_admin_unless_self(conn, state, principal, user_id)
         await handle_delete_user(DeleteUser(user_id=user_id, metadata=meta), ctx)
-        provisioner: UserProvisioner = state.provisioner
+        provisioner: UserProvisioner = services(state).provisioner
         provisioner.forget(user_id)
 
 
