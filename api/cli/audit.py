@@ -103,7 +103,7 @@ def history(
     async def work(conn: Connection) -> tuple[list[RecordedEvent], dict[str, str]]:
         from api.cli.audit_display import entity_names  # noqa: PLC0415
 
-        await _require_known(conn, warehouse=warehouse, namespace=parts, table=table_name, view=view_name)
+        await _require_known(conn, table=table_name, view=view_name, namespace=parts, warehouse=warehouse)
         where = event_filter(
             warehouse=warehouse,
             namespace=parts,

@@ -99,10 +99,10 @@ def serve(
     from api.runtime.database import bootstrap, migrate  # noqa: PLC0415
     from api.runtime.nats import nats_url, relay_config  # noqa: PLC0415
 
-    _stop_on_sigterm()
     settings = cli_settings(data_dir, create=True, host=host, port=port, workers=workers)
     if not _PORT_RANGE[0] <= settings.port <= _PORT_RANGE[1]:  # from the environment, which typer does not check
         fail(f"port {settings.port} is not in {_PORT_RANGE[0]}..{_PORT_RANGE[1]}", 2)
+    _stop_on_sigterm()
     configure_logging(settings.log_level, json=settings.log_json)
     dsn = cli_dsn(settings)
     asyncio.run(migrate(dsn))
