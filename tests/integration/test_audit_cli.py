@@ -48,7 +48,8 @@ def test_history_shows_names_and_readable_changes_newest_first(catalog_env: None
     shown = _audit("history", "--warehouse", "demo")
     assert shown.exit_code == 0, shown.output
     rows = _history_rows(shown.output)
-    assert "table.renamed" in rows[0] and "orders → orders_v2" in rows[0]  # newest first, old → new
+    assert "table.renamed" in rows[0]
+    assert "orders → orders_v2" in rows[0]
     assert "table sales.orders_v2" in rows[0]  # a name, not table-<uuid>
     assert "namespace sales" in shown.output
     assert "table-" not in shown.output

@@ -1,4 +1,4 @@
-"""The operator CLI cannot mislead: a wrong data dir or port is a clear error and a non-zero exit, never a new catalog."""
+"""The operator CLI cannot mislead: a wrong data dir or port is a clear error and a non-zero exit, not a new catalog."""
 
 from __future__ import annotations
 
@@ -56,7 +56,8 @@ def test_serve_on_an_impossible_port_is_a_usage_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["serve", "--data-dir", str(tmp_path / "data"), "--port", "99999"])
 
     assert result.exit_code == 2, result.output
-    assert "Invalid value for '--port'" in result.output and "65535" in result.output
+    assert "Invalid value for '--port'" in result.output
+    assert "65535" in result.output
     assert not (tmp_path / "data").exists()
 
 
