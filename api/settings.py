@@ -12,28 +12,9 @@ import msgspec
 
 from catalog_es.storage.file_roots import WAREHOUSE_DIR_NAME, FileStorageRoots
 from catalog_es.storage.outbound import EndpointPolicy
+from projections.relay.config import RelayConfig
 
 ENV_PREFIX = "CATALOG_ES__"
-
-
-class NatsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Change events on NATS JetStream (`CATALOG_ES__NATS__*`).
-
-    Without `url`: an embedded nats-server in embedded mode, no NATS with an external database.
-    """
-
-    url: str | None = None
-    enabled: bool = True
-    embedded_port: int = 0  # 0: a free loopback port, recorded in the data dir
-    stream: str = "CATALOG_EVENTS"
-    subject_prefix: str = "catalog"
-    content_mode: Literal["binary", "structured"] = "binary"
-    lakekeeper_compat: bool = False
-    lakekeeper_subject: str = "catalog.lakekeeper"
-    duplicate_window_seconds: float = 120.0
-    max_age_seconds: float = 0.0  # 0: keep events forever
-    storage: Literal["file", "memory"] = "file"
-    batch_size: int = 500
 
 
 class AuthzSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -88,7 +69,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     max_namespace_depth: Annotated[int, msgspec.Meta(ge=1)] = 5
     # Storage-credential encryption key: URL-safe base64 of 32 bytes; embedded mode generates <data_dir>/secrets.key.
     secrets_key: str | None = None
-    nats: NatsSettings = NatsSettings()
+    nats: RelayConfig = RelayConfig()  # CATALOG_ES__NATS__*
     # Authentication: off (anonymous) unless an OpenID provider is configured; see api/auth/.
     openid_provider_uri: str | None = None
     openid_audience: str | None = None  # comma-separated; a token's `aud` must contain one

@@ -11,7 +11,9 @@ a number PostgreSQL or a Java client cannot hold, or an index row PostgreSQL can
   ids, format-version, …) must fit a signed 32-bit value. Keys are the spec's property names, which
   mean the same type wherever they occur.
 - Names: a namespace level, table or view name has at most `MAX_NAME_LENGTH` (255) characters, as a
-  file name on common file systems (a name becomes part of storage paths).
+  file name on common file systems (a name becomes part of storage paths); so do the management API's
+  names (project, warehouse, role, user id, name and e-mail). Free text (a role's description) has at
+  most `MAX_TEXT_LENGTH` (4096) characters.
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ import msgspec
 
 MAX_JSON_DEPTH = 128
 MAX_NAME_LENGTH = 255
+MAX_TEXT_LENGTH = 4096
 
 INT_RANGE = (-(2**31), 2**31 - 1)
 LONG_RANGE = (-(2**63), 2**63 - 1)
 
 Name = Annotated[str, msgspec.Meta(max_length=MAX_NAME_LENGTH)]
+Text = Annotated[str, msgspec.Meta(max_length=MAX_TEXT_LENGTH)]
 
 # Properties the REST spec types `integer` without `format: int64` (or arrays of them).
 INT_KEYS = frozenset(

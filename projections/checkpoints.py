@@ -1,4 +1,10 @@
-"""Checkpoints: the NATS relay's (leadership lock, lag) and the projectors' (moved in their transaction)."""
+"""Both checkpoint tables, the relay's leadership lock, and the one lag computation every status report uses.
+
+A checkpoint is eventsourcing's `Tracking` (application name, notification id = log position), recorded
+in the same transaction as the view it describes, forward only, as its `TrackingRecorder` does. The
+recorder itself is not used: `PostgresTrackingRecorder` runs on its own synchronous psycopg pool, and the
+runner and the relay are async on ours; these functions are its interface over our connection.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +12,10 @@ import hashlib
 from datetime import datetime
 
 import msgspec
+from eventsourcing.persistence import IntegrityError, Tracking
 
 from catalog_es.store.database import Connection
+from catalog_es.store.eventstore import event_time, log_head
 from catalog_es.store.migrations import Migration
 
 RELAY_MIGRATIONS = (
@@ -55,31 +63,35 @@ async def load_relay_checkpoint(conn: Connection, relay: str) -> int:
     return int(row[0]) if row else 0
 
 
-async def advance_checkpoint(conn: Connection, relay: str, position: int) -> None:
-    """Forward only: a late writer can never move the checkpoint back."""
+async def advance_checkpoint(conn: Connection, tracking: Tracking) -> None:
+    """After the acks, forward only: a late writer (a former leader) can never move the checkpoint back."""
     await conn.execute(
         "INSERT INTO relay_checkpoints (name, position) VALUES (%s, %s) ON CONFLICT (name) DO UPDATE"
         " SET position = greatest(relay_checkpoints.position, excluded.position), updated_at = now()",
-        (relay, position),
+        (tracking.application_name, tracking.notification_id),
     )
 
 
-async def log_head(conn: Connection) -> int:
-    cursor = await conn.execute("SELECT position FROM catalog_event_counter")
-    row = await cursor.fetchone()
-    return int(row[0]) if row else 0
+class Lag(msgspec.Struct, frozen=True):
+    """How far a follower is behind the log: positions, and seconds since its oldest unapplied event."""
+
+    checkpoint: int
+    head: int
+    positions: int
+    seconds: float
 
 
-async def event_time(conn: Connection, position: int) -> datetime | None:
-    cursor = await conn.execute("SELECT time FROM catalog_events WHERE global_position = %s", (position,))
-    row = await cursor.fetchone()
-    return row[0] if row else None
+async def lag(conn: Connection, checkpoint: int, now: datetime) -> Lag:
+    """The one place that measures lag (relay status, projector status, /health, /metrics)."""
+    head = await log_head(conn)
+    oldest = await event_time(conn, checkpoint + 1) if head > checkpoint else None
+    seconds = max(0.0, (now - oldest).total_seconds()) if oldest else 0.0
+    return Lag(checkpoint=checkpoint, head=head, positions=head - checkpoint, seconds=seconds)
 
 
 async def relay_status(conn: Connection, relay: str, now: datetime) -> RelayStatus:
     """Checkpoint, log head, lag (positions; seconds since the oldest unpublished event) and the leader."""
-    checkpoint, head = await load_relay_checkpoint(conn, relay), await log_head(conn)
-    oldest = await event_time(conn, checkpoint + 1) if head > checkpoint else None
+    behind = await lag(conn, await load_relay_checkpoint(conn, relay), now)
     key = lock_key(relay)
     cursor = await conn.execute(
         "SELECT l.pid, a.application_name FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid"
@@ -91,10 +103,10 @@ async def relay_status(conn: Connection, relay: str, now: datetime) -> RelayStat
     leader = await cursor.fetchone()
     return RelayStatus(
         relay=relay,
-        checkpoint=checkpoint,
-        head=head,
-        lag_positions=head - checkpoint,
-        lag_seconds=(now - oldest).total_seconds() if oldest else 0.0,
+        checkpoint=behind.checkpoint,
+        head=behind.head,
+        lag_positions=behind.positions,
+        lag_seconds=behind.seconds,
         leader_pid=int(leader[0]) if leader else None,
         leader_application=leader[1] if leader else None,
     )
@@ -135,8 +147,22 @@ async def lock_checkpoint(conn: Connection, name: str) -> int:
     return int(row[0]) if row else 0
 
 
+async def insert_tracking(conn: Connection, tracking: Tracking) -> None:
+    """Record how far the view is, in its transaction (the row is locked by `lock_checkpoint`).
+
+    Raises:
+        IntegrityError: not past the recorded position (eventsourcing's rule: tracking only moves forward).
+    """
+    cursor = await conn.execute(
+        "UPDATE projector_checkpoints SET position = %s, updated_at = now() WHERE name = %s AND position < %s",
+        (tracking.notification_id, tracking.application_name, tracking.notification_id),
+    )
+    if cursor.rowcount != 1:
+        raise IntegrityError(f"Tracking {tracking} is not past {tracking.application_name}'s recorded position")
+
+
 async def move_checkpoint(conn: Connection, name: str, position: int) -> None:
-    """Set the checkpoint (its row is locked by `lock_checkpoint` in the same transaction)."""
+    """Set the checkpoint, also backwards: only a rebuild, which has just replaced the view, does this."""
     await conn.execute(
         "UPDATE projector_checkpoints SET position = %s, updated_at = now() WHERE name = %s", (position, name)
     )
@@ -150,14 +176,17 @@ async def load_checkpoint(conn: Connection, name: str) -> int:
 
 async def projector_status(conn: Connection, name: str, *, inline: bool, now: datetime) -> ProjectorStatus:
     """An inline projector is always at the head (it commits with the events)."""
-    head = await log_head(conn)
-    checkpoint = head if inline else await load_checkpoint(conn, name)
-    oldest = await event_time(conn, checkpoint + 1) if head > checkpoint else None
+    if inline:
+        head = await log_head(conn)
+        return ProjectorStatus(
+            projector=name, mode="inline", checkpoint=head, head=head, lag_positions=0, lag_seconds=0.0
+        )
+    behind = await lag(conn, await load_checkpoint(conn, name), now)
     return ProjectorStatus(
         projector=name,
-        mode="inline" if inline else "process",
-        checkpoint=checkpoint,
-        head=head,
-        lag_positions=head - checkpoint,
-        lag_seconds=max(0.0, (now - oldest).total_seconds()) if oldest else 0.0,
+        mode="process",
+        checkpoint=behind.checkpoint,
+        head=behind.head,
+        lag_positions=behind.positions,
+        lag_seconds=behind.seconds,
     )

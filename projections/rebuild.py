@@ -7,22 +7,13 @@ from collections.abc import Callable
 from psycopg import sql
 
 from catalog_es.store.database import Connection
-from projections.checkpoints import lock_checkpoint, log_head, move_checkpoint
+from catalog_es.store.eventstore import lock_writers, log_head
+from projections.checkpoints import lock_checkpoint, move_checkpoint
 from projections.registry import Projection
-from projections.replay import create_read_models, replay
+from projections.replay import current_schema, replay, scratch_schema
 
 # Called with (position replayed, log head) after each batch.
 RebuildProgress = Callable[[int, int], None]
-
-
-def shadow_schema(projection: Projection) -> str:
-    return f"rebuild_{projection.name}"
-
-
-async def live_schema(conn: Connection) -> str:
-    cursor = await conn.execute("SELECT current_schema()")
-    row = await cursor.fetchone()
-    return str(row[0]) if row else "public"
 
 
 async def rebuild_projection(
@@ -38,38 +29,35 @@ async def rebuild_projection(
     that holds the writers' counter lock (inline read models: no commit can slip between) or the
     projector's checkpoint row (process read models: its runner waits, then resumes after the swap).
     """
-    live, shadow = await live_schema(conn), shadow_schema(projection)
-    await conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(shadow)))
-    async with conn.transaction():
-        await create_read_models(conn, shadow, projection.migrations)
-    position, head = 0, await log_head(conn)
+    live = await current_schema(conn)
+    async with scratch_schema(conn, projection, purpose="rebuild") as shadow:
+        position, head = 0, await log_head(conn)
 
-    def report(at: int) -> None:
-        if progress:
-            progress(at, max(head, at))
+        def report(at: int) -> None:
+            if progress:
+                progress(at, max(head, at))
 
-    while head - position > batch:  # catch up while writers continue; the rest is replayed under the lock
+        while head - position > batch:  # catch up while writers continue; the rest is replayed under the lock
+            async with conn.transaction():
+                position = await replay(conn, projection.apply, head, after=position, progress=report)
+            head = await log_head(conn)
         async with conn.transaction():
-            position = await replay(conn, shadow, projection.apply, after=position, until=head, progress=report)
-        head = await log_head(conn)
-    async with conn.transaction():
-        if projection.inline:
-            await conn.execute("SELECT position FROM catalog_event_counter FOR UPDATE")
-        else:
-            await lock_checkpoint(conn, projection.name)
-        head = await log_head(conn)
-        position = await replay(conn, shadow, projection.apply, after=position, progress=report)
-        for table in projection.tables:
-            await conn.execute(
-                sql.SQL("DROP TABLE IF EXISTS {}.{}").format(sql.Identifier(live), sql.Identifier(table))
-            )
-            await conn.execute(
-                sql.SQL("ALTER TABLE {}.{} SET SCHEMA {}").format(
-                    sql.Identifier(shadow), sql.Identifier(table), sql.Identifier(live)
+            if projection.inline:
+                await lock_writers(conn)
+            else:
+                await lock_checkpoint(conn, projection.name)
+            head = await log_head(conn)
+            position = await replay(conn, projection.apply, after=position, progress=report)
+            for table in projection.tables:
+                await conn.execute(
+                    sql.SQL("DROP TABLE IF EXISTS {}.{}").format(sql.Identifier(live), sql.Identifier(table))
                 )
-            )
-        await conn.execute(sql.SQL("DROP SCHEMA {}").format(sql.Identifier(shadow)))
-        if not projection.inline:
-            await move_checkpoint(conn, projection.name, position)
+                await conn.execute(
+                    sql.SQL("ALTER TABLE {}.{} SET SCHEMA {}").format(
+                        sql.Identifier(shadow), sql.Identifier(table), sql.Identifier(live)
+                    )
+                )
+            if not projection.inline:
+                await move_checkpoint(conn, projection.name, position)
     report(position)
     return position

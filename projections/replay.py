@@ -1,79 +1,78 @@
-"""Replay the event log into fresh read-model tables, and compare read models row by row."""
+"""Replay the event log into a projection's tables inside a scratch schema (rebuild, verify, both as-of reads)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 
-from psycopg import sql
+from psycopg import pq, sql
 
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import InlineProjector, check_contiguous, read_events
-from catalog_es.store.migrations import Migration
-from projections.catalog.migrations import READ_MODEL_MIGRATIONS
-from projections.catalog.projector import READ_MODEL_TABLES, project_catalog
+from projections.registry import Projection
 
 _BATCH = 1000
 
-Rows = dict[str, list[tuple[Any, ...]]]
 Progress = Callable[[int], None]
 
 
-async def rebuild_into(conn: Connection, schema: str) -> int:
-    """Create `schema` with empty read models and replay the whole log into it; returns the events applied."""
+async def current_schema(conn: Connection) -> str:
+    """Where the live read models are (the first schema of the search path)."""
+    cursor = await conn.execute("SELECT current_schema()")
+    row = await cursor.fetchone()
+    return str(row[0]) if row else "public"
+
+
+@asynccontextmanager
+async def scratch_schema(
+    conn: Connection, projection: Projection, *, purpose: str = "scratch", unique: bool = False
+) -> AsyncIterator[str]:
+    """A fresh schema holding `projection`'s empty tables, first on the search path until the block ends.
+
+    The search path is set for the session, not the transaction, so a rebuild can replay into it over
+    several transactions; inside a transaction that is rolled back (verify, as-of) everything, the
+    setting included, disappears with it. `unique` names it per call, for reads that may run at once.
+    """
+    schema = f"{purpose}_{projection.name}" + (f"_{uuid.uuid4().hex}" if unique else "")
+    cursor = await conn.execute("SELECT current_setting('search_path')")
+    row = await cursor.fetchone()
+    previous = str(row[0]) if row else "public"
+    await conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
     async with conn.transaction():
-        await create_read_models(conn, schema, READ_MODEL_MIGRATIONS)
-        return await replay(conn, schema, project_catalog, after=0)
-
-
-async def create_read_models(conn: Connection, schema: str, migrations: Sequence[Migration]) -> None:
-    """Create `schema` holding empty tables from the read model's migrations (inside the caller's transaction)."""
-    await conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
-    await use_schema(conn, schema)
-    for migration in migrations:
-        await conn.execute(migration.sql.encode())
-
-
-async def use_schema(conn: Connection, schema: str) -> None:
-    """Until the transaction ends, unqualified read-model names mean `schema` (the log stays where it is)."""
-    await conn.execute(
-        "SELECT set_config('search_path', quote_ident(%s) || ', ' || current_setting('search_path'), true)", (schema,)
-    )
+        await conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+        await conn.execute("SELECT set_config('search_path', quote_ident(%s) || ', ' || %s, false)", (schema, previous))
+        for migration in projection.migrations:
+            await conn.execute(migration.sql.encode())
+    try:
+        yield schema
+    finally:
+        if conn.info.transaction_status != pq.TransactionStatus.INERROR:
+            await conn.execute("SELECT set_config('search_path', %s, false)", (previous,))
+            await conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
 
 
 async def replay(
     conn: Connection,
-    schema: str,
     apply: InlineProjector,
-    *,
-    after: int,
     until: int | None = None,
+    *,
+    after: int = 0,
     batch: int = _BATCH,
     progress: Progress | None = None,
 ) -> int:
-    """Apply the events after `after` (through `until`) to `schema`'s tables, in the caller's transaction."""
-    await use_schema(conn, schema)
-    while events := await read_events(conn, after=after, limit=batch):
+    """Apply the events after `after` (through `until`) to the tables the search path finds first, in the
+    caller's transaction; returns the last position applied."""
+    while until is None or after < until:
+        events = await read_events(conn, after=after, limit=batch)
         check_contiguous(after, events)
         if until is not None:
             events = [e for e in events if e.position <= until]
-            if not events:
-                break
+        if not events:
+            break
         async with conn.pipeline():  # one round trip per batch instead of one per statement
             await apply(conn, events)
         after = events[-1].position
         if progress:
             progress(after)
-        if until is not None and after >= until:
-            break
     return after
-
-
-async def read_model_rows(conn: Connection, schema: str) -> Rows:
-    """Every row of every catalog read model in `schema`, in a stable order."""
-    rows: Rows = {}
-    for table in READ_MODEL_TABLES:
-        query = sql.SQL("SELECT * FROM {}.{} ORDER BY id").format(sql.Identifier(schema), sql.Identifier(table))
-        cursor = await conn.execute(query)
-        rows[table] = list(await cursor.fetchall())
-    return rows

@@ -9,10 +9,10 @@ import psycopg
 from psycopg import sql
 
 from catalog_es.store.database import Connection
-from projections.checkpoints import load_checkpoint, log_head
-from projections.rebuild import live_schema
+from catalog_es.store.eventstore import log_head
+from projections.checkpoints import load_checkpoint
 from projections.registry import Projection
-from projections.replay import create_read_models, replay
+from projections.replay import current_schema, replay, scratch_schema
 
 
 @dataclass
@@ -43,13 +43,13 @@ async def verify_projection(conn: Connection, projection: Projection) -> Verific
     result = Verification(projection.name, 0, [])
     async with conn.transaction():
         await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-        live, scratch = await live_schema(conn), f"verify_{projection.name}"
+        live = await current_schema(conn)
         until = await log_head(conn) if projection.inline else await load_checkpoint(conn, projection.name)
-        await create_read_models(conn, scratch, projection.migrations)
-        result.position = await replay(conn, scratch, projection.apply, after=0, until=until, batch=5000)
-        for table in projection.tables:
-            result.diffs.append(TableDiff(table, await _except(conn, live, scratch, table), []))
-            result.diffs[-1].only_replay = await _except(conn, scratch, live, table)
+        async with scratch_schema(conn, projection, purpose="verify") as scratch:
+            result.position = await replay(conn, projection.apply, until, batch=5000)
+            for table in projection.tables:
+                result.diffs.append(TableDiff(table, await _except(conn, live, scratch, table), []))
+                result.diffs[-1].only_replay = await _except(conn, scratch, live, table)
         raise psycopg.Rollback
     return result
 

@@ -12,7 +12,7 @@ from api.cli.session import DataDir, cli_connection, cli_dsn, cli_settings, fail
 from api.settings import Settings
 
 if TYPE_CHECKING:
-    from projections.relay.relay import RelayConfig
+    from projections.relay.config import RelayConfig
 
 
 async def _relay(settings: Settings, dsn: str, config: RelayConfig, metrics_port: int | None) -> None:
@@ -50,7 +50,7 @@ def relay(
     """Publish the event log to NATS JetStream, in order, at least once (one leader; others stand by)."""
     from api.logging import configure_logging  # noqa: PLC0415 - the CLI imports lazily (fast --help)
     from api.runtime.database import migrate  # noqa: PLC0415
-    from api.runtime.nats import nats_url, relay_config  # noqa: PLC0415
+    from api.runtime.nats import nats_url  # noqa: PLC0415
 
     settings = cli_settings(data_dir)
     configure_logging(settings.log_level, json=settings.log_json)
@@ -63,7 +63,7 @@ def relay(
         fail("NATS is off: set CATALOG_ES__NATS__URL (or use embedded mode)", 2)
     asyncio.run(migrate(dsn))
     try:
-        asyncio.run(_relay(settings, dsn, relay_config(settings.nats, url), metrics_port))
+        asyncio.run(_relay(settings, dsn, settings.nats.at(url), metrics_port))
     finally:
         if embedded_nats:
             embedded_nats.stop()

@@ -13,7 +13,7 @@ from api.cli.session import DataDir, cli_dsn, cli_settings, fail
 from api.settings import Settings
 
 if TYPE_CHECKING:
-    from projections.relay.relay import RelayConfig
+    from projections.relay.config import RelayConfig
 
 _PORT_RANGE = (1, 65535)
 
@@ -60,9 +60,7 @@ async def _serve(settings: Settings, dsn: str, relay: RelayConfig | None = None,
     relaying = asyncio.create_task(run_relay(dsn, relay, relay_metrics)) if relay and relay_metrics else None
     projecting = asyncio.create_task(run_projectors(dsn, PROCESS_PROJECTIONS)) if projectors else None
     if relay and server.started:
-        typer.echo(
-            f"Change events: {relay.nats_url} (JetStream stream {relay.stream}, subjects {relay.subject_prefix}.>)"
-        )
+        typer.echo(f"Change events: {relay.url} (JetStream stream {relay.stream}, subjects {relay.subject_prefix}.>)")
     try:
         await serving
     finally:
@@ -97,7 +95,7 @@ def serve(
     from api.logging import configure_logging  # noqa: PLC0415 - the CLI imports lazily (fast --help)
     from api.runtime.asgi import run_fast, serve_workers  # noqa: PLC0415
     from api.runtime.database import bootstrap, migrate  # noqa: PLC0415
-    from api.runtime.nats import nats_url, relay_config  # noqa: PLC0415
+    from api.runtime.nats import nats_url  # noqa: PLC0415
 
     settings = cli_settings(data_dir, create=True, host=host, port=port, workers=workers)
     if not _PORT_RANGE[0] <= settings.port <= _PORT_RANGE[1]:  # from the environment, which typer does not check
@@ -114,7 +112,7 @@ def serve(
         return
     url, embedded_nats = nats_url(settings, start=True)
     try:
-        relay = relay_config(settings.nats, url) if url else None
+        relay = settings.nats.at(url) if url else None
         run_fast(_serve(settings, dsn, relay, projectors=settings.pg_dsn is None))  # embedded: projectors in-process
     finally:
         if embedded_nats:

@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from api.wire_limits import Name, Text
+
 Json = dict[str, Any]
 
 
@@ -22,8 +24,8 @@ class Response(msgspec.Struct, rename="kebab", kw_only=True):
 class BootstrapRequest(Request):
     accept_terms_of_use: bool
     is_operator: bool = False
-    user_name: str | None = None
-    user_email: str | None = None
+    user_name: Name | None = None
+    user_email: Name | None = None
     user_type: Literal["human", "application"] | None = None
 
 
@@ -40,7 +42,7 @@ class ServerInfo(Response):
 
 
 class CreateProjectRequest(Request):
-    project_name: str
+    project_name: Name
     project_id: uuid.UUID | None = None
 
 
@@ -58,11 +60,11 @@ class ListProjectsResponse(Response):
 
 
 class RenameRequest(Request):
-    new_name: str
+    new_name: Name
 
 
 class CreateWarehouseRequest(Request):
-    warehouse_name: str
+    warehouse_name: Name
     storage_profile: Json
     storage_credential: Json | None = None
     delete_profile: Json | None = None
@@ -112,9 +114,9 @@ class AccessResponse(msgspec.Struct, rename="kebab", kw_only=True):
 
 
 class CreateUserRequest(AccessRequest):
-    id: str | None = None
-    name: str | None = None
-    email: str | None = None
+    id: Name | None = None
+    name: Name | None = None
+    email: Name | None = None
     user_type: Literal["human", "application"] | None = None
     update_if_exists: bool = False
 
@@ -135,14 +137,14 @@ class ListUsersResponse(AccessResponse):
 
 
 class CreateRoleRequest(AccessRequest):
-    name: str
-    description: str | None = None
+    name: Name
+    description: Text | None = None
     project_id: uuid.UUID | None = None
 
 
 class UpdateRoleRequest(AccessRequest):
-    name: str
-    description: str | None = None
+    name: Name
+    description: Text | None = None
 
 
 class Role(AccessResponse):

@@ -1,13 +1,14 @@
-"""Which NATS the processes use (embedded or external) and the relay configured from the settings."""
+"""Which NATS the processes use (embedded or external), and the relay run on the settings' `nats` section."""
 
 from __future__ import annotations
 
 import structlog
 
 from api.runtime.embedded_nats import EmbeddedNats, running_embedded_nats, start_embedded_nats
-from api.settings import NatsSettings, Settings
+from api.settings import Settings
+from projections.relay.config import RelayConfig
 from projections.relay.metrics import RelayMetrics
-from projections.relay.relay import Relay, RelayConfig, RelayConflictError
+from projections.relay.relay import Relay, RelayConflictError
 
 _log = structlog.get_logger("catalog_es.relay")
 
@@ -25,21 +26,6 @@ def nats_url(settings: Settings, *, start: bool) -> tuple[str | None, EmbeddedNa
         return running_embedded_nats(settings.data_path), None
     server = start_embedded_nats(settings.data_path, port=settings.nats.embedded_port)
     return server.url, server
-
-
-def relay_config(nats: NatsSettings, url: str) -> RelayConfig:
-    return RelayConfig(
-        nats_url=url,
-        stream=nats.stream,
-        subject_prefix=nats.subject_prefix,
-        content_mode=nats.content_mode,
-        lakekeeper_compat=nats.lakekeeper_compat,
-        lakekeeper_subject=nats.lakekeeper_subject,
-        duplicate_window_seconds=nats.duplicate_window_seconds,
-        max_age_seconds=nats.max_age_seconds,
-        storage=nats.storage,
-        batch_size=nats.batch_size,
-    )
 
 
 async def run_relay(dsn: str, config: RelayConfig, metrics: RelayMetrics) -> None:

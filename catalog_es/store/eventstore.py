@@ -243,9 +243,26 @@ class EventStore:
 
     async def head(self) -> int:
         async with self.pool.connection() as conn:
-            cursor = await conn.execute("SELECT position FROM catalog_event_counter")
-            row = await cursor.fetchone()
-            return int(row[0]) if row else 0
+            return await log_head(conn)
+
+
+async def log_head(conn: Connection) -> int:
+    """The last position handed out (committed or being committed under the writers' lock)."""
+    cursor = await conn.execute("SELECT position FROM catalog_event_counter")
+    row = await cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
+async def event_time(conn: Connection, position: int) -> datetime | None:
+    """When the event at `position` was recorded (None: no such event); lag is measured from it."""
+    cursor = await conn.execute("SELECT time FROM catalog_events WHERE global_position = %s", (position,))
+    row = await cursor.fetchone()
+    return row[0] if row else None
+
+
+async def lock_writers(conn: Connection) -> None:
+    """Inside a transaction: take the writers' lock (the counter row) until commit, so no append slips in."""
+    await conn.execute(_LOCK_COUNTER)
 
 
 def check_contiguous(after: int, events: Sequence[RecordedEvent]) -> None:

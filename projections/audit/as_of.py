@@ -9,11 +9,8 @@ import msgspec
 from psycopg import sql
 
 from catalog_es.store.database import Connection
-from catalog_es.store.eventstore import read_events
-from projections.catalog.migrations import READ_MODEL_MIGRATIONS
-from projections.catalog.projector import project_catalog
-
-_BATCH = 1000
+from projections.registry import CATALOG
+from projections.replay import replay, scratch_schema
 
 
 class NamespaceAsOf(msgspec.Struct, frozen=True, kw_only=True, rename="kebab"):
@@ -59,23 +56,15 @@ async def catalog_as_of(conn: Connection, at: datetime) -> CatalogAsOf:
     """Replay events up to `at` into a scratch schema in a transaction that is always rolled back."""
     async with conn.transaction(force_rollback=True):
         position = await position_at(conn, at)
-        schema = sql.Identifier(f"as_of_{uuid.uuid4().hex}")
-        await conn.execute(sql.SQL("CREATE SCHEMA {}").format(schema))
-        await conn.execute(sql.SQL("SET LOCAL search_path TO {}, public").format(schema))
-        for migration in READ_MODEL_MIGRATIONS:
-            await conn.execute(migration.sql.encode())
-        applied = 0
-        while applied < position and (batch := await read_events(conn, after=applied, limit=_BATCH)):
-            batch = [event for event in batch if event.position <= position]
-            await project_catalog(conn, batch)
-            applied = batch[-1].position
-        return CatalogAsOf(
-            time=at,
-            position=position,
-            namespaces=await _namespaces(conn),
-            tables=await _tabulars(conn, "tables"),
-            views=await _tabulars(conn, "views"),
-        )
+        async with scratch_schema(conn, CATALOG, purpose="as_of", unique=True):
+            await replay(conn, CATALOG.apply, position)
+            return CatalogAsOf(
+                time=at,
+                position=position,
+                namespaces=await _namespaces(conn),
+                tables=await _tabulars(conn, "tables"),
+                views=await _tabulars(conn, "views"),
+            )
 
 
 async def _namespaces(conn: Connection) -> list[NamespaceAsOf]:

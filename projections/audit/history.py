@@ -24,6 +24,7 @@ from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from catalog_es.store.migrations import Migration
 from projections.audit.change_summary import ChangeSummary, summarize_updates
+from projections.cloudevents import cloudevent
 
 MAX_PAGE_SIZE = 1000
 EVENT_HISTORY_MIGRATIONS = (
@@ -191,7 +192,7 @@ def history_entry(event: RecordedEvent) -> HistoryEntry:
     return HistoryEntry(
         position=event.position,
         time=event.time,
-        actor=str(event.extensions.get("actor", "anonymous")),
+        actor=cloudevent(event).get_extension("actor"),
         type=event.type,
         stream_version=event.stream_version,
         metadata_location=data.get("metadata_location"),

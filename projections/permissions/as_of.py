@@ -8,16 +8,13 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
-from psycopg import sql
 
 from catalog_es.privileges import IMPLIED_BY, PRIVILEGES, SERVER_OBJECT_ID
 from catalog_es.store.database import Connection
-from catalog_es.store.eventstore import read_events
 from projections.audit.as_of import position_at
-from projections.permissions.projector import PERMISSION_MIGRATIONS, project_permissions
 from projections.permissions.queries import PRINCIPALS, has_privilege
-
-_BATCH = 1000
+from projections.registry import PERMISSIONS
+from projections.replay import replay, scratch_schema
 
 
 class GrantingEvent(msgspec.Struct, frozen=True, kw_only=True, rename="kebab"):
@@ -56,24 +53,16 @@ async def access_as_of(conn: Connection, object_id: uuid.UUID, at: datetime, use
     """Replay identity and grant events up to `at`; the live read model is not touched."""
     async with conn.transaction(force_rollback=True):
         position = await position_at(conn, at)
-        schema = sql.Identifier(f"access_as_of_{uuid.uuid4().hex}")
-        await conn.execute(sql.SQL("CREATE SCHEMA {}").format(schema))
-        await conn.execute(sql.SQL("SET LOCAL search_path TO {}, public").format(schema))
-        for migration in PERMISSION_MIGRATIONS:
-            await conn.execute(migration.sql.encode())
-        applied = 0
-        while applied < position and (batch := await read_events(conn, after=applied, limit=_BATCH)):
-            batch = [event for event in batch if event.position <= position]
-            await project_permissions(conn, batch)
-            applied = batch[-1].position
-        kind = await _kind(conn, object_id)
-        access: list[UserAccess] = []
-        if kind is not None:
-            for user_id in [user] if user else await _users(conn):
-                held = [p for p in PRIVILEGES[kind] if await has_privilege(conn, user_id, object_id, p)]  # type: ignore[index]
-                if held:
-                    reasons = await _reasons(conn, user_id, object_id, held, position)
-                    access.append(UserAccess(user=user_id, privileges=held, because=reasons))
+        async with scratch_schema(conn, PERMISSIONS, purpose="access_as_of", unique=True):
+            await replay(conn, PERMISSIONS.apply, position)
+            kind = await _kind(conn, object_id)
+            access: list[UserAccess] = []
+            if kind is not None:
+                for user_id in [user] if user else await _users(conn):
+                    held = [p for p in PRIVILEGES[kind] if await has_privilege(conn, user_id, object_id, p)]  # type: ignore[index]
+                    if held:
+                        reasons = await _reasons(conn, user_id, object_id, held, position)
+                        access.append(UserAccess(user=user_id, privileges=held, because=reasons))
         return AccessAsOf(time=at, position=position, object_kind=kind, object_id=object_id, access=access)
 
 

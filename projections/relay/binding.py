@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from datetime import datetime
+from typing import Any
 from urllib.parse import unquote
 
 import msgspec
+from cloudevents.core.v1.event import CloudEvent
 
 from catalog_es.store.eventstore import RecordedEvent
-from projections.cloudevents import to_cloudevent
-
-ContentMode = Literal["binary", "structured"]
+from projections.cloudevents import cloudevent, document, wire_attributes
+from projections.relay.config import ContentMode
 
 MSG_ID_HEADER = "Nats-Msg-Id"
 CONTENT_TYPE_HEADER = "Content-Type"
@@ -78,26 +79,18 @@ def decode_header_value(value: str) -> str:
 
 
 def _binary(event: RecordedEvent, subject: str, *, omit_data: bool) -> NatsMessage:
-    cloudevent = to_cloudevent(event)
-    attributes: dict[str, Any] = msgspec.structs.asdict(cloudevent)
-    data = attributes.pop("data")
-    if omit_data:
-        del attributes["datacontenttype"]
-        attributes["dataomitted"] = "true"
-    headers = {f"ce-{name}": encode_header_value(str(value)) for name, value in attributes.items() if value is not None}
-    headers[MSG_ID_HEADER] = cloudevent.id
-    payload = b"" if omit_data else _encoder.encode(data)
-    return NatsMessage(subject, headers, payload, cloudevent.id, event.position)
+    ce = cloudevent(event, omit_data=omit_data)
+    headers = {f"ce-{name}": encode_header_value(str(value)) for name, value in wire_attributes(ce).items()}
+    headers[MSG_ID_HEADER] = ce.get_id()
+    data = ce.get_data()
+    payload = b"" if data is None else _encoder.encode(data)
+    return NatsMessage(subject, headers, payload, ce.get_id(), event.position)
 
 
 def _structured(event: RecordedEvent, subject: str, *, omit_data: bool) -> NatsMessage:
-    document: dict[str, Any] = msgspec.to_builtins(to_cloudevent(event))
-    document = {name: value for name, value in document.items() if value is not None}
-    if omit_data:
-        del document["data"], document["datacontenttype"]
-        document["dataomitted"] = "true"
-    headers = {CONTENT_TYPE_HEADER: STRUCTURED_CONTENT_TYPE, MSG_ID_HEADER: document["id"]}
-    return NatsMessage(subject, headers, _encoder.encode(document), document["id"], event.position)
+    ce = cloudevent(event, omit_data=omit_data)
+    headers = {CONTENT_TYPE_HEADER: STRUCTURED_CONTENT_TYPE, MSG_ID_HEADER: ce.get_id()}
+    return NatsMessage(subject, headers, _encoder.encode(document(ce)), ce.get_id(), event.position)
 
 
 def to_message(event: RecordedEvent, *, prefix: str, mode: ContentMode, omit_data: bool = False) -> NatsMessage:
@@ -122,19 +115,27 @@ def message_position(headers: dict[str, str] | None, payload: bytes | None) -> i
 
 
 def to_document(headers: dict[str, str] | None, payload: bytes) -> dict[str, Any]:
-    """A received message (either mode) as the structured-mode JSON document, for people and tools."""
+    """A received message (either mode) as the structured-mode JSON document, for people and tools.
+
+    Binary mode goes through the CloudEvent model (the SDK checks the attributes). A structured payload
+    is already the document and is passed on as sent: the Lakekeeper-compatible messages carry a
+    `trace-id` extension the SDK's v1 event refuses (extension names are lowercase letters and digits).
+    """
     headers = headers or {}
     content_type = next((value for name, value in headers.items() if name.lower() == "content-type"), "")
     if content_type.startswith("application/cloudevents"):
-        document: dict[str, Any] = msgspec.json.decode(payload)
-        return document
-    document = {
+        structured: dict[str, Any] = msgspec.json.decode(payload)
+        return structured
+    attributes: dict[str, Any] = {
         name.lower().removeprefix("ce-"): decode_header_value(value)
         for name, value in headers.items()
         if name.lower().startswith("ce-")
     }
-    if "position" in document:
-        document["position"] = int(document["position"])
-    if payload:
-        document["data"] = msgspec.json.decode(payload)
-    return document
+    if "position" in attributes:
+        attributes["position"] = int(attributes["position"])
+    if "time" in attributes:
+        attributes["time"] = datetime.fromisoformat(attributes["time"])
+    received = CloudEvent(attributes, msgspec.json.decode(payload) if payload else None)
+    # Header order, then the data: how `events tail` has always printed a binary-mode message.
+    text = wire_attributes(received)
+    return text | {"data": received.get_data()} if payload else text

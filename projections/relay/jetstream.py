@@ -15,21 +15,10 @@ from nats.js.api import DiscardPolicy, Header, PubAck, RetentionPolicy, StorageT
 from nats.js.errors import BadRequestError, NotFoundError
 
 from projections.relay.binding import MSG_ID_HEADER, NatsMessage, message_position
+from projections.relay.config import StreamOptions
 
 _log = structlog.get_logger("catalog_es.relay")
 _WRONG_LAST_SEQUENCE = 10071  # JetStream error code: Nats-Expected-Last-Sequence did not match
-
-
-class StreamOptions(msgspec.Struct, frozen=True):
-    """The stream the relay creates when it is missing (an existing stream is used as it is)."""
-
-    name: str
-    subjects: list[str]
-    duplicate_window_seconds: float = 120.0
-    max_age_seconds: float = 0.0  # 0: keep forever
-    max_bytes: int = -1
-    storage: str = "file"
-    replicas: int = 1
 
 
 class StreamTail(msgspec.Struct, frozen=True):

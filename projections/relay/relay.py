@@ -3,23 +3,28 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Sequence
 
-import msgspec
 import nats.errors
 import psycopg
 import structlog
+from eventsourcing.persistence import Tracking
 
 from catalog_es.store.database import Connection
-from catalog_es.store.eventstore import NOTIFY_CHANNEL, RecordedEvent, check_contiguous, read_events
-from projections.checkpoints import advance_checkpoint, event_time, load_relay_checkpoint, log_head, try_lead
-from projections.relay.binding import ContentMode, NatsMessage, entity_and_action, to_message
+from catalog_es.store.eventstore import (
+    RecordedEvent,
+    event_time,
+    log_head,
+    read_events,
+)
+from projections.checkpoints import advance_checkpoint, load_relay_checkpoint, try_lead
+from projections.follow import LogFollower, next_batch
+from projections.relay.binding import NatsMessage, entity_and_action, to_message
+from projections.relay.config import RelayConfig
 from projections.relay.jetstream import (
     JetStreamPublisher,
     NatsUnavailableError,
     StreamMovedError,
-    StreamOptions,
     StreamTail,
 )
 from projections.relay.lakekeeper import LAKEKEEPER_TYPES, TabularNames, lakekeeper_id, lakekeeper_message
@@ -27,40 +32,6 @@ from projections.relay.metrics import RelayMetrics
 
 _log = structlog.get_logger("catalog_es.relay")
 _NATS_ERRORS = (nats.errors.Error, NatsUnavailableError, OSError, TimeoutError)
-
-
-class RelayConfig(msgspec.Struct, frozen=True):
-    """Where and how to publish; the relay's name (checkpoint row, leadership lock) is the stream's."""
-
-    nats_url: str
-    stream: str = "CATALOG_EVENTS"
-    subject_prefix: str = "catalog"
-    content_mode: ContentMode = "binary"
-    lakekeeper_compat: bool = False
-    lakekeeper_subject: str = "catalog.lakekeeper"
-    duplicate_window_seconds: float = 120.0
-    max_age_seconds: float = 0.0
-    storage: str = "file"
-    batch_size: int = 500
-    poll_seconds: float = 1.0
-    standby_retry_seconds: float = 1.0
-    backoff_max_seconds: float = 5.0
-    ack_timeout_seconds: float = 10.0
-
-    def stream_options(self) -> StreamOptions:
-        subjects = [f"{self.subject_prefix}.>"]
-        if self.lakekeeper_compat and not self.lakekeeper_subject.startswith(f"{self.subject_prefix}."):
-            subjects.append(self.lakekeeper_subject)
-        window = self.duplicate_window_seconds
-        if self.max_age_seconds:  # JetStream refuses a dedup window longer than the retention
-            window = min(window, self.max_age_seconds)
-        return StreamOptions(
-            name=self.stream,
-            subjects=subjects,
-            duplicate_window_seconds=window,
-            max_age_seconds=self.max_age_seconds,
-            storage=self.storage,
-        )
 
 
 class RelayConflictError(Exception):
@@ -96,8 +67,10 @@ class Relay:
     """
 
     def __init__(self, dsn: str, config: RelayConfig, *, metrics: RelayMetrics | None = None) -> None:
-        self._dsn = dsn
-        self._config = config
+        if config.url is None:
+            raise ValueError("The relay needs a NATS url (RelayConfig.at)")
+        self._url, self._config = config.url, config
+        self._follower = LogFollower(dsn, "catalog-es relay", poll_seconds=config.poll_seconds, retry=(psycopg.Error,))
         self.metrics = metrics or RelayMetrics()
         self.metrics.relay = config.stream
 
@@ -109,18 +82,12 @@ class Relay:
             StreamMismatchError: the stream exists without the relay's subjects.
         """
         backoff = _Backoff(self._config.backoff_max_seconds)
-        while True:
-            try:
-                conn = await psycopg.AsyncConnection.connect(
-                    self._dsn, autocommit=True, application_name=f"catalog-es relay {os.getpid()}"
-                )
-                async with conn:
-                    await self._lead(conn)
-            except psycopg.Error as exc:
-                self.metrics.leader = False
-                self.metrics.errors_total += 1
-                _log.warning("relay.database_unavailable", error=str(exc))
-                await asyncio.sleep(backoff.next())
+
+        def lost(_: psycopg.Error) -> None:
+            self.metrics.leader = False
+            self.metrics.errors_total += 1
+
+        await self._follower.run(self._lead, listen=False, delay=backoff.next, on_error=lost)
 
     async def _lead(self, conn: Connection) -> None:
         standing_by = False
@@ -131,13 +98,13 @@ class Relay:
             await asyncio.sleep(self._config.standby_retry_seconds)
         self.metrics.leader = True
         _log.info("relay.leading", stream=self._config.stream)
-        await conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+        await self._follower.listen(conn)
         backoff = _Backoff(self._config.backoff_max_seconds)
         try:
             while True:
                 try:
                     publisher = await JetStreamPublisher.connect(
-                        self._config.nats_url, name="catalog-es relay", ack_timeout=self._config.ack_timeout_seconds
+                        self._url, name="catalog-es relay", ack_timeout=self._config.ack_timeout_seconds
                     )
                     try:
                         await self._follow(conn, publisher, backoff)
@@ -165,19 +132,19 @@ class Relay:
         _log.info("relay.resumed", checkpoint=checkpoint, stream_position=tail.position, after=after)
         backoff.reset()
         while True:
-            events = await read_events(conn, after=after, limit=config.batch_size)
+            events = await next_batch(conn, after, config.batch_size)
             if not events:
                 self.metrics.head_position, self.metrics.oldest_unpublished_time = after, None
-                await self._wait_for_commits(conn)
+                if (head := await self._follower.wait(conn)) is not None:
+                    self.metrics.head_position = max(self.metrics.head_position, head)
                 continue
-            check_contiguous(after, events)
             self.metrics.oldest_unpublished_time = events[0].time
             messages = await self._messages(conn, events, names, publisher.max_payload)
             if skip_through is not None:
                 messages, skip_through = _skip_through(messages, skip_through), None
             result = await publisher.publish(messages, expected_last_seq=last_seq)
             last_seq, after = result.last_seq, events[-1].position
-            await advance_checkpoint(conn, config.stream, after)
+            await advance_checkpoint(conn, Tracking(config.stream, after))
             self.metrics.record_published(after, len(messages), result.duplicates)
             if len(events) == config.batch_size:
                 self.metrics.head_position = await log_head(conn)
@@ -240,12 +207,6 @@ class Relay:
             self.metrics.data_omitted_total += 1
             message = lakekeeper_message(event, subject=subject, name=name, previous=previous, omit_data=True)
         return message
-
-    async def _wait_for_commits(self, conn: Connection) -> None:
-        """Until a commit is notified, or the poll interval passes (a NOTIFY can be missed)."""
-        async for notify in conn.notifies(timeout=self._config.poll_seconds, stop_after=1):
-            if notify.payload.isdigit():
-                self.metrics.head_position = max(self.metrics.head_position, int(notify.payload))
 
     async def _observe_lag(self, conn: Connection) -> None:
         """While NATS is away the lag still grows: read the head and the oldest unpublished event's time."""

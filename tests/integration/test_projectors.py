@@ -13,12 +13,14 @@ import uuid
 from pathlib import Path
 
 import psycopg
+from eventsourcing.persistence import IntegrityError, Tracking
 from litestar.testing import TestClient
 
 from api.app import create_app
 from api.settings import load_settings
 from catalog_es.events import NamespaceCreated, TableCommitted
 from catalog_es.store.eventstore import EventMetadata, EventStore
+from projections.checkpoints import insert_tracking, load_checkpoint, lock_checkpoint
 from projections.rebuild import rebuild_projection
 from projections.registry import CATALOG, PROJECTIONS, SEARCH, STATISTICS
 from projections.runner import ProjectorRunner
@@ -265,3 +267,27 @@ def test_statistics_and_search_match_the_live_catalog_when_every_event_type_was_
     results = asyncio.run(_verify(migrated_dsn))
     assert [r.projection for r in results] == ["catalog", "catalog_statistics", "tabular_search", "permissions"]
     assert all(r.identical for r in results), results
+
+
+def test_projector_tracking_refuses_to_move_back_and_keeps_the_view_when_position_is_not_past(migrated_dsn):
+    async def scenario() -> tuple[str, int, int]:
+        async with await psycopg.AsyncConnection.connect(migrated_dsn, autocommit=True) as conn:
+            async with conn.transaction():
+                await lock_checkpoint(conn, "tracking_probe")
+                await insert_tracking(conn, Tracking("tracking_probe", 5))
+            refused = ""
+            try:
+                async with conn.transaction():
+                    await lock_checkpoint(conn, "tracking_probe")
+                    await conn.execute("CREATE TABLE tracking_probe_view (id int)")
+                    await insert_tracking(conn, Tracking("tracking_probe", 3))
+            except IntegrityError as exc:
+                refused = str(exc)
+            cursor = await conn.execute("SELECT count(*) FROM pg_tables WHERE tablename = 'tracking_probe_view'")
+            views = (await cursor.fetchone() or (0,))[0]
+            return refused, await load_checkpoint(conn, "tracking_probe"), views
+
+    refused, position, views = asyncio.run(scenario())
+    assert "not past" in refused
+    assert position == 5  # forward only, as eventsourcing's TrackingRecorder
+    assert views == 0  # the view's write rolled back with the refused tracking

@@ -7,7 +7,7 @@ import dataclasses
 import uuid
 
 import psycopg
-import pytest
+import psycopg.sql
 
 from catalog_es.events import EVENT_TYPES
 from catalog_es.identifiers import Namespace
@@ -57,7 +57,9 @@ from commands.warehouses import (
     handle_update_storage,
 )
 from projections.catalog.projector import READ_MODEL_TABLES
-from projections.replay import read_model_rows, rebuild_into
+from projections.registry import CATALOG
+from projections.replay import scratch_schema
+from projections.verify import verify_projection
 
 META = EventMetadata(actor="rebuilder")
 SCHEMA = {
@@ -230,13 +232,15 @@ def test_rebuild_reproduces_every_read_model_when_log_is_replayed(open_catalog, 
             await _build_catalog(catalog)
             head = await catalog.store.head()
             async with catalog.pool.connection() as conn:
-                applied = await rebuild_into(conn, "rebuild_x")
-                live = await read_model_rows(conn, "public")
-                rebuilt = await read_model_rows(conn, "rebuild_x")
-            return head, applied, live, rebuilt
+                verification = await verify_projection(conn, CATALOG)
+                live = await _rows(conn)
+            return head, verification, live
 
-    head, applied, live, rebuilt = asyncio.run(scenario())
-    assert applied == head
+    head, verification, live = asyncio.run(scenario())
+    assert verification.position == head
+    assert [diff.table for diff in verification.diffs] == list(READ_MODEL_TABLES)
+    assert verification.identical, [d for d in verification.diffs if d.only_live or d.only_replay]
+    rebuilt = live  # identical, row for row (EXCEPT ALL both ways)
     assert (
         set(live)
         == set(READ_MODEL_TABLES)
@@ -270,18 +274,43 @@ def test_rebuild_reproduces_every_read_model_when_log_is_replayed(open_catalog, 
 def test_rebuild_gives_empty_read_models_when_log_is_empty(open_catalog):
     async def scenario():
         async with open_catalog(bootstrap=False) as catalog, catalog.pool.connection() as conn:
-            return await rebuild_into(conn, "rebuild_empty"), await read_model_rows(conn, "rebuild_empty")
+            verification = await verify_projection(conn, CATALOG)
+            return verification, await _rows(conn)
 
-    applied, rows = asyncio.run(scenario())
-    assert applied == 0
+    verification, rows = asyncio.run(scenario())
+    assert verification.position == 0
+    assert verification.identical
     assert rows == {table: [] for table in READ_MODEL_TABLES}
 
 
-def test_rebuild_raises_when_target_schema_exists(open_catalog):
+def test_scratch_schema_leaves_no_schema_and_the_search_path_as_it_was(open_catalog):
     async def scenario():
         async with open_catalog() as catalog, catalog.pool.connection() as conn:
-            await rebuild_into(conn, "rebuild_twice")
-            with pytest.raises(psycopg.errors.DuplicateSchema):
-                await rebuild_into(conn, "rebuild_twice")
+            before = await _one(conn, "SELECT current_setting('search_path')")
+            async with scratch_schema(conn, CATALOG, purpose="rebuild_twice") as schema:
+                inside = await _one(conn, "SELECT current_schema()")
+                counted = await _one(conn, "SELECT count(*) FROM tables")
+            after = await _one(conn, "SELECT current_setting('search_path')")
+            left = await _one(conn, f"SELECT count(*) FROM pg_namespace WHERE nspname = '{schema}'")
+            return schema, inside, counted, before, after, left
 
-    asyncio.run(scenario())
+    schema, inside, counted, before, after, left = asyncio.run(scenario())
+    assert inside == schema == "rebuild_twice_catalog"
+    assert counted == 0  # the scratch tables shadow the live ones, which hold the bootstrap's rows
+    assert (after, left) == (before, 0)
+
+
+async def _one(conn, query):
+    cursor = await conn.execute(query)
+    return (await cursor.fetchone())[0]
+
+
+async def _rows(conn):
+    """Every row of every live catalog read model, in a stable order."""
+    rows = {}
+    for table in READ_MODEL_TABLES:
+        cursor = await conn.execute(
+            psycopg.sql.SQL("SELECT * FROM {} ORDER BY id").format(psycopg.sql.Identifier(table))
+        )
+        rows[table] = list(await cursor.fetchall())
+    return rows

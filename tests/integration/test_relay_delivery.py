@@ -18,8 +18,9 @@ from commands.create_table import CreateTable, handle_create_table
 from commands.namespaces import CreateNamespace, handle_create_namespace
 from commands.table_lifecycle import DropTable, RenameTable, handle_drop_table, handle_rename_table
 from projections.relay.binding import message_position, to_document, to_message
-from projections.relay.jetstream import JetStreamPublisher, StreamMismatchError, StreamOptions
-from projections.relay.relay import Relay, RelayConfig, RelayConflictError
+from projections.relay.config import RelayConfig, StreamOptions
+from projections.relay.jetstream import JetStreamPublisher, StreamMismatchError
+from projections.relay.relay import Relay, RelayConflictError
 from tests.integration.nats_server import eventually, read_stream, stream_count
 
 META = EventMetadata(actor="alice", request_id="req-relay")
@@ -35,7 +36,7 @@ def _config(url: str, **overrides) -> RelayConfig:
         "backoff_max_seconds": 0.5,
         "ack_timeout_seconds": 3.0,
     }
-    return RelayConfig(nats_url=url, **{**fast, **overrides})
+    return RelayConfig(url=url, **{**fast, **overrides})
 
 
 async def _commit_namespaces(store: EventStore, warehouse_id: uuid.UUID, names: range) -> None:

@@ -140,6 +140,22 @@ def test_five_megabyte_role_name_gets_400_when_sent_to_the_management_api(catalo
     assert _events(pg_dsn) == before
 
 
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("user", {"id": "u-1", "name": FIVE_MB}),
+        ("user", {"id": FIVE_MB, "name": "u"}),
+        ("project", {"project-name": FIVE_MB}),
+        ("warehouse", {"warehouse-name": FIVE_MB, "storage-profile": {"type": "file", "location": "/nowhere"}}),
+        ("role", {"name": "r", "description": FIVE_MB}),
+    ],
+)
+def test_five_megabyte_management_names_get_400(catalog: RunningCatalog, pg_dsn: str, path: str, body: dict) -> None:
+    before = _events(pg_dsn)
+    _assert_refused(httpx.post(f"{catalog.base_url}/management/v1/{path}", json=body, timeout=30))
+    assert _events(pg_dsn) == before
+
+
 def test_snapshot_id_of_2_pow_64_gets_400_when_committed(rest: RestApi, table: str, unchanged: None) -> None:
     _assert_refused(_commit(rest, table, _snapshot(2**64, 1)))
 

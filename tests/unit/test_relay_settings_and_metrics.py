@@ -8,14 +8,15 @@ import msgspec
 import pytest
 
 from api.metrics import prometheus_text
-from api.runtime.nats import nats_url, relay_config
-from api.settings import NatsSettings, load_settings
+from api.runtime.nats import nats_url
+from api.settings import load_settings
+from projections.relay.config import RelayConfig
 from projections.relay.metrics import RelayMetrics
 
 
 def test_nats_settings_default_to_embedded_binary_mode_when_nothing_is_set():
     nats = load_settings({}).nats
-    assert nats == NatsSettings()
+    assert nats == RelayConfig()
     assert (nats.url, nats.enabled, nats.content_mode, nats.lakekeeper_compat) == (None, True, "binary", False)
 
 
@@ -53,9 +54,9 @@ def test_external_url_is_used_as_is_when_set():
 
 
 def test_stream_captures_the_lakekeeper_subject_when_it_lies_outside_the_prefix():
-    nats = NatsSettings(lakekeeper_compat=True, lakekeeper_subject="lakekeeper.events")
-    assert relay_config(nats, "nats://x:1").stream_options().subjects == ["catalog.>", "lakekeeper.events"]
-    assert relay_config(NatsSettings(lakekeeper_compat=True), "nats://x:1").stream_options().subjects == ["catalog.>"]
+    nats = RelayConfig(lakekeeper_compat=True, lakekeeper_subject="lakekeeper.events")
+    assert nats.at("nats://x:1").stream_options().subjects == ["catalog.>", "lakekeeper.events"]
+    assert RelayConfig(lakekeeper_compat=True).at("nats://x:1").stream_options().subjects == ["catalog.>"]
 
 
 def test_prometheus_text_reports_lag_in_positions_and_seconds_when_the_relay_is_behind():
@@ -77,6 +78,6 @@ def test_prometheus_text_is_empty_when_no_relay_runs_in_the_process():
 
 
 def test_dedup_window_is_capped_by_retention_when_max_age_is_shorter():
-    options = relay_config(NatsSettings(max_age_seconds=60), "nats://x:1").stream_options()
+    options = RelayConfig(max_age_seconds=60).at("nats://x:1").stream_options()
     assert (options.duplicate_window_seconds, options.max_age_seconds) == (60, 60)
-    assert relay_config(NatsSettings(), "nats://x:1").stream_options().duplicate_window_seconds == 120
+    assert RelayConfig().at("nats://x:1").stream_options().duplicate_window_seconds == 120
