@@ -8,29 +8,21 @@ from contextlib import asynccontextmanager
 from functools import partial
 from importlib.metadata import version
 
-from litestar import Litestar
+from litestar import Litestar, Router
 from litestar.openapi import OpenAPIConfig
 
-from api.auth.rules import authorize
+from api.auth.rules import anyone, authorize, preflight, requires
 from api.auth.setup import build_auth
 from api.body_check import BodyCheckMiddleware
-from api.catalog.config import get_config
-from api.catalog.namespaces import NamespacesController
-from api.catalog.tables import TablesController, commit_transaction, rename_table
-from api.catalog.views import ViewsController, rename_view
+from api.catalog import catalog_router
 from api.console.routes import CONSOLE_ROUTES, docs_render_plugin
 from api.container import open_services
 from api.dependencies import DEPENDENCIES
 from api.errors import EXCEPTION_HANDLERS
 from api.health import health
-from api.idempotency import IdempotencyMiddleware
 from api.logging import RequestIdMiddleware
-from api.management.access_routes import ACCESS_ROUTES
-from api.management.audit import AuditController
-from api.management.projects import PROJECT_ROUTES
-from api.management.server import bootstrap, server_info
-from api.management.warehouses import WarehousesController
-from api.metrics import metrics, metrics_text, serve_text
+from api.management import management_router
+from api.metrics import METRICS_ROUTER, metrics_text, serve_text
 from api.openapi import API_DOCS_ROUTES
 from api.settings import Settings
 from catalog_es.storage.outbound import disable_ambient_identity
@@ -65,23 +57,13 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
                     listener.close()
 
     return Litestar(
+        # One router per API; each route declares its authorization rule beside it (api/auth/rules.py).
         route_handlers=[
             health,
-            metrics,
-            get_config,
-            NamespacesController,
-            TablesController,
-            rename_table,
-            commit_transaction,
-            ViewsController,
-            rename_view,
-            AuditController,
-            bootstrap,
-            server_info,
-            *PROJECT_ROUTES,
-            WarehousesController,
+            METRICS_ROUTER,
+            catalog_router(settings.idempotency_key_lifetime),
+            management_router(),
             *API_DOCS_ROUTES,
-            *ACCESS_ROUTES,
             *(CONSOLE_ROUTES if settings.ui.enabled else []),
         ],
         dependencies=DEPENDENCIES,
@@ -93,15 +75,16 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
             RequestIdMiddleware(),
             *([auth.middleware] if auth.verifier is not None else []),
             BodyCheckMiddleware(),
-            IdempotencyMiddleware(settings.idempotency_key_lifetime),
         ],
         lifespan=[lifespan],
         openapi_config=OpenAPIConfig(
             title="catalog-es",
             version=version("catalog-es"),
             path="/docs",
+            openapi_router=Router("/docs", route_handlers=[], include_in_schema=False, opt=requires(anyone)),
             render_plugins=[docs_render_plugin()],
         ),
         logging_config=None,
+        opt=preflight(anyone),  # the catalog, management and metrics routers declare their own
         request_max_body_size=settings.max_request_body_bytes,
     )

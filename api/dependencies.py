@@ -11,11 +11,11 @@ from urllib.parse import unquote
 from litestar import Request
 from litestar.connection import ASGIConnection
 from litestar.datastructures import State
-from litestar.di import Provide
+from litestar.di import NamedDependency, Provide
 
+from api.container import services
 from api.auth.listing_filter import ListingAccess
 from api.auth.principal import Principal, request_principal
-from api.container import services
 from api.encoded_slash import decode_name
 from api.settings import Settings
 from catalog_es.errors import BadRequestError, NoSuchWarehouseError
@@ -29,39 +29,61 @@ from projections.catalog.warehouse_cache import WarehouseCache
 
 # Litestar resolves the dependencies of one level of the dependency graph concurrently, one anyio task
 # each, which cost a fifth of a catalog request's CPU and most of its latency tail under load
-# (litestar-org/litestar#4563). So dependencies form chains, each taking the one before it, and every
-# level holds one dependency: app-wide ctx, read_model, principal, meta, access, warehouse_row; on the
-# catalog controllers the shorter ctx, read_model, warehouse_row, then conn or meta, and access after
-# conn. A parameter named after its predecessor and not used otherwise is there for that order only.
+# (litestar-org/litestar#4563). So a handler gets one `req` (everything about the request that needs no
+# connection) and, when it reads, one `conn` taken after it: two levels of one dependency each.
 
 
-def provide_ctx(state: State) -> CommandContext:
-    ctx: CommandContext = services(state).ctx
-    return ctx
+class RequestScope:
+    """What a handler needs of the app and of the caller, resolved once per request.
+
+    `warehouse` is the active warehouse named by the route's `{prefix}` segment, resolved before the
+    handler runs (so an unknown or inactive one answers before the body is acted on); `project_id` is
+    read only by the handlers that act on a project, as a header their routes alone require.
+    """
+
+    __slots__ = ("_connection", "_warehouse", "access", "ctx", "meta", "principal", "read_model", "settings")
+
+    def __init__(
+        self,
+        connection: ASGIConnection[Any, Any, Any, Any],
+        ctx: CommandContext,
+        read_model: CatalogReadModel,
+        principal: Principal,
+        warehouse: WarehouseRow | None,
+    ) -> None:
+        state = connection.app.state
+        self._connection, self._warehouse = connection, warehouse
+        self.ctx, self.read_model, self.principal = ctx, read_model, principal
+        self.settings: Settings = services(state).settings
+        self.access = ListingAccess(services(state).authorizer, principal)
+        self.meta = EventMetadata(
+            actor=principal.user_id, request_id=connection.scope.get("state", {}).get("request_id")
+        )
+
+    @property
+    def warehouse(self) -> WarehouseRow:
+        """Raises: RuntimeError on a route without `{prefix}` (a programming error, not a client's)."""
+        if self._warehouse is None:
+            raise RuntimeError("This route names no warehouse")
+        return self._warehouse
+
+    @property
+    def project_id(self) -> uuid.UUID:
+        """Raises: BadRequestError (see `project_id_of`)."""
+        return project_id_of(self._connection, self.settings)
 
 
-def provide_read_model(ctx: CommandContext, state: State) -> CatalogReadModel:
-    read_model: CatalogReadModel = services(state).read_model
-    return read_model
+async def provide_scope(request: Request[Any, Any, Any]) -> RequestScope:
+    state = request.app.state
+    prefix = request.path_params.get("prefix")
+    warehouse = None if prefix is None else await _warehouse(str(prefix), state)
+    return RequestScope(request, services(state).ctx, services(state).read_model, request_principal(request.scope), warehouse)
 
 
-async def provide_conn(state: State) -> AsyncGenerator[Connection, None]:
-    async with services(state).ctx.store.connection() as conn:
+async def provide_conn(req: NamedDependency[RequestScope]) -> AsyncGenerator[Connection, None]:
+    """A read connection, taken after `req`: a handler that writes takes its connections one at a time."""
+    async with req.ctx.store.connection() as conn:
         yield conn
-
-
-async def provide_warehouse_conn(warehouse_row: WarehouseRow, state: State) -> AsyncGenerator[Connection, None]:
-    """`conn` on the catalog routes: taken after the warehouse is known."""
-    async with services(state).ctx.store.connection() as conn:
-        yield conn
-
-
-async def provide_warehouse(prefix: str, access: ListingAccess, state: State) -> WarehouseRow:
-    return await _warehouse(prefix, state)
-
-
-async def provide_catalog_warehouse(prefix: str, read_model: CatalogReadModel, state: State) -> WarehouseRow:
-    return await _warehouse(prefix, state)
 
 
 async def _warehouse(prefix: str, state: State) -> WarehouseRow:
@@ -85,10 +107,6 @@ async def _warehouse(prefix: str, state: State) -> WarehouseRow:
     if warehouse is None:
         raise NoSuchWarehouseError(f"Warehouse {prefix!r} does not exist")
     return require_active(warehouse)
-
-
-def provide_project_id(request: Request[Any, Any, Any], state: State) -> uuid.UUID:
-    return project_id_of(request, services(state).settings)
 
 
 def project_id_of(connection: ASGIConnection[Any, Any, Any, Any], settings: Settings) -> uuid.UUID:
@@ -118,27 +136,6 @@ def split_warehouse_name(value: str, project_id: uuid.UUID) -> tuple[uuid.UUID, 
         return project_id, value
 
 
-def provide_event_metadata(request: Request[Any, Any, Any], principal: Principal) -> EventMetadata:
-    """The caller (the authenticated user id, or `anonymous` with authentication off) and the request id."""
-    return EventMetadata(actor=principal.user_id, request_id=request.scope.get("state", {}).get("request_id"))
-
-
-def provide_principal(request: Request[Any, Any, Any], read_model: CatalogReadModel) -> Principal:
-    return request_principal(request.scope)
-
-
-def provide_listing_access(meta: EventMetadata, principal: Principal, state: State) -> ListingAccess:
-    return ListingAccess(services(state).authorizer, principal)
-
-
-def provide_catalog_metadata(request: Request[Any, Any, Any], warehouse_row: WarehouseRow) -> EventMetadata:
-    return provide_event_metadata(request, request_principal(request.scope))
-
-
-def provide_catalog_access(request: Request[Any, Any, Any], conn: Connection, state: State) -> ListingAccess:
-    return ListingAccess(services(state).authorizer, request_principal(request.scope))
-
-
 def parse_namespace(namespace: str) -> Namespace:
     """Raises: BadRequestError for an empty namespace segment."""
     if not namespace:
@@ -156,19 +153,6 @@ def parse_parent(parent: str) -> Namespace:
 
 
 DEPENDENCIES = {
-    "ctx": Provide(provide_ctx, sync_to_thread=False),
-    "read_model": Provide(provide_read_model, sync_to_thread=False),
+    "req": Provide(provide_scope),
     "conn": Provide(provide_conn),
-    "warehouse_row": Provide(provide_warehouse),
-    "project_id": Provide(provide_project_id, sync_to_thread=False),
-    "meta": Provide(provide_event_metadata, sync_to_thread=False),
-    "principal": Provide(provide_principal, sync_to_thread=False),
-    "access": Provide(provide_listing_access, sync_to_thread=False),
-}
-# The catalog controllers' shorter chain.
-CATALOG_DEPENDENCIES = {
-    "warehouse_row": Provide(provide_catalog_warehouse),
-    "conn": Provide(provide_warehouse_conn),
-    "meta": Provide(provide_catalog_metadata, sync_to_thread=False),
-    "access": Provide(provide_catalog_access, sync_to_thread=False),
 }

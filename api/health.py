@@ -11,6 +11,7 @@ from litestar import Response, get
 from litestar.datastructures import State
 
 from api.container import services
+from api.auth.rules import anyone, requires
 from api.errors import RETRY_AFTER_SECONDS
 from catalog_es.store.database import check_idle_connections
 from projections.checkpoints import ProjectorStatus
@@ -25,7 +26,7 @@ class Health(msgspec.Struct):
     projectors: list[ProjectorStatus] = msgspec.field(default_factory=list)
 
 
-@get("/health")
+@get("/health", opt=requires(anyone))
 async def health(state: State) -> Response[Health]:
     """Unhealthy within the pool's checkout timeout while the database is down; the driver's text stays in the log."""
     try:

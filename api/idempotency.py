@@ -57,23 +57,22 @@ async def _authorize_replay(scope: Scope, receive: Receive) -> None:
         await authorize(Request(scope, receive), scope["route_handler"])
 
 
+NOT_IDEMPOTENT = "not_idempotent"
+"""A route's `opt` key that takes it out of the middleware (metrics reports: fire-and-forget observations)."""
+
+
 class IdempotencyMiddleware(ASGIMiddleware):
-    """Applies to POST and DELETE under /catalog/v1/ (not to metrics reports)."""
+    """Applies to POST and DELETE on the routes of the router it is mounted on (the catalog API's)."""
 
     scopes = (ScopeType.HTTP,)
+    exclude_opt_key = NOT_IDEMPOTENT
 
     def __init__(self, lifetime: timedelta) -> None:
         self.lifetime = lifetime
 
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
         key = dict(scope["headers"]).get(HEADER, b"").decode()
-        path = scope["path"]
-        if (
-            not key
-            or scope.get("method") not in _MUTATIONS
-            or not path.startswith("/catalog/v1/")
-            or path.endswith("/metrics")
-        ):
+        if not key or scope.get("method") not in _MUTATIONS:
             await next_app(scope, receive, send)
             return
         try:
@@ -89,7 +88,7 @@ class IdempotencyMiddleware(ASGIMiddleware):
             key=key,
             principal=request_principal(scope).user_id,
             project=headers.get(b"x-project-id", b"").decode("latin-1"),
-            fingerprint=f"{scope.get('method')} {path}",
+            fingerprint=f"{scope.get('method')} {scope['path']}",
         )
         async with pool.connection() as conn:
             claim = await idempotency.claim(conn, record, self.lifetime, STALE_AFTER, sealer)

@@ -6,10 +6,11 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
-from litestar import Response, get
+from litestar import Response, Router, get
 from litestar.datastructures import State
 
 from api.container import services
+from api.auth.rules import preflight, requires, server_operator
 from projections.checkpoints import ProjectorStatus
 from projections.registry import all_statuses
 from projections.relay.metrics import RelayMetrics
@@ -66,7 +67,7 @@ async def metrics_text(state: State) -> str:
     return text
 
 
-@get("/metrics", include_in_schema=False)
+@get("/metrics", include_in_schema=False, opt=requires(server_operator))
 async def metrics(state: State) -> Response[str]:
     """On the API port: authenticated like any route, and for a server admin or operator only (api/auth/rules.py).
 
@@ -105,3 +106,7 @@ async def serve_text(
             writer.close()
 
     return await asyncio.start_server(answer, host, port, reuse_port=reuse_port)
+
+
+METRICS_ROUTER = Router("/", route_handlers=[metrics], opt=preflight(server_operator))
+"""In a router of its own so that its `OPTIONS` answer, too, is for operators only."""

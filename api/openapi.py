@@ -7,6 +7,8 @@ from typing import Any
 from litestar import Request, get
 from litestar.response import Redirect
 
+from api.auth.rules import anyone, requires
+
 _APIS = {"catalog": "/catalog/v1", "management": "/management/v1"}
 
 
@@ -16,17 +18,17 @@ def _document(request: Request[Any, Any, Any], prefix: str) -> dict[str, Any]:
     return schema
 
 
-@get("/api-docs/catalog/v1/openapi.json", include_in_schema=False)
+@get("/api-docs/catalog/v1/openapi.json", include_in_schema=False, opt=requires(anyone))
 async def catalog_openapi(request: Request[Any, Any, Any]) -> dict[str, Any]:
     return _document(request, _APIS["catalog"])
 
 
-@get("/api-docs/management/v1/openapi.json", include_in_schema=False)
+@get("/api-docs/management/v1/openapi.json", include_in_schema=False, opt=requires(anyone))
 async def management_openapi(request: Request[Any, Any, Any]) -> dict[str, Any]:
     return _document(request, _APIS["management"])
 
 
-@get("/swagger-ui", include_in_schema=False)
+@get("/swagger-ui", include_in_schema=False, opt=requires(anyone))
 async def swagger_ui() -> Redirect:
     return Redirect("/docs/swagger")
 

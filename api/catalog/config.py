@@ -2,38 +2,39 @@
 
 from __future__ import annotations
 
-import uuid
 from datetime import timedelta
 from typing import Annotated
 
 from litestar import get
 from litestar.datastructures import State
-from litestar.params import Parameter
+from litestar.di import NamedDependency
+from litestar.params import QueryParameter
 
-from api.catalog.endpoints import IMPLEMENTED_ENDPOINTS
-from api.catalog.wire import CatalogConfig
 from api.container import services
-from api.dependencies import split_warehouse_name
+from api.auth.rules import requires
+from api.catalog.endpoints import IMPLEMENTED_ENDPOINTS
+from api.catalog.rules import configured_warehouse
+from api.catalog.wire import CatalogConfig
+from api.dependencies import RequestScope, split_warehouse_name
 from api.settings import Settings
 from catalog_es.errors import BadRequestError, NoSuchWarehouseError
 from catalog_es.store.database import Connection
 from commands.context import require_active
-from projections.catalog.queries import CatalogReadModel
 
 
-@get("/catalog/v1/config")
+@get("/config", opt=requires(configured_warehouse))
 async def get_config(
-    conn: Connection,
-    read_model: CatalogReadModel,
+    req: NamedDependency[RequestScope],
+    conn: NamedDependency[Connection],
     state: State,
-    project_id: uuid.UUID,
-    warehouse: Annotated[str | None, Parameter(query="warehouse")] = None,
+    warehouse: Annotated[str | None, QueryParameter(name="warehouse")] = None,
 ) -> CatalogConfig:
     """Raises: NoSuchWarehouseError (404, spec 1.11) for an unknown warehouse, WarehouseInactiveError (403)."""
+    project_id = req.project_id  # the header is checked first, as it always was
     if not warehouse:
         raise BadRequestError("Pass the warehouse name as ?warehouse=<name>")
     project, name = split_warehouse_name(warehouse, project_id)
-    row = await read_model.warehouse_by_name(conn, project, name)
+    row = await req.read_model.warehouse_by_name(conn, project, name)
     if row is None:
         raise NoSuchWarehouseError(f"Warehouse {warehouse!r} does not exist")
     require_active(row)

@@ -6,10 +6,13 @@ from typing import Annotated
 
 from litestar import Controller, delete, get, head, post
 from litestar.datastructures import State
-from litestar.params import Parameter
+from litestar.di import NamedDependency
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
-from api.auth.listing_filter import ListingAccess
+from api.container import services
+from api.auth.rules import requires
 from api.catalog.paging import PageRequest
+from api.catalog.rules import listed_parent, new_namespace_parent, on_namespace
 from api.catalog.wire import (
     CreateNamespaceRequest,
     ListNamespacesResponse,
@@ -17,15 +20,12 @@ from api.catalog.wire import (
     UpdateNamespacePropertiesRequest,
     UpdateNamespacePropertiesResponse,
 )
-from api.container import services
-from api.dependencies import CATALOG_DEPENDENCIES, parse_namespace, parse_parent
+from api.dependencies import RequestScope, parse_namespace, parse_parent
 from api.settings import Settings
 from catalog_es.errors import NoSuchNamespaceError
 from catalog_es.identifiers import Namespace
 from catalog_es.state import NamespaceRow, WarehouseRow
 from catalog_es.store.database import Connection
-from catalog_es.store.eventstore import EventMetadata
-from commands.context import CommandContext
 from commands.namespaces import (
     CreateNamespace,
     DropNamespace,
@@ -48,78 +48,71 @@ async def _load(
 
 
 class NamespacesController(Controller):
-    path = "/catalog/v1/{prefix:str}/namespaces"
-    dependencies = CATALOG_DEPENDENCIES
+    path = "/{prefix:str}/namespaces"
 
-    @get("")
+    @get("", opt=requires(listed_parent))
     async def list_namespaces(
         self,
-        conn: Connection,
-        read_model: CatalogReadModel,
-        warehouse_row: WarehouseRow,
-        access: ListingAccess,
-        parent: str | None = None,
-        page_token: Annotated[str | None, Parameter(query="pageToken")] = None,
-        page_size: Annotated[int | None, Parameter(query="pageSize")] = None,
+        req: NamedDependency[RequestScope],
+        conn: NamedDependency[Connection],
+        parent: FromQuery[str | None] = None,
+        page_token: Annotated[str | None, QueryParameter(name="pageToken")] = None,
+        page_size: Annotated[int | None, QueryParameter(name="pageSize")] = None,
     ) -> ListNamespacesResponse:
         page = PageRequest.parse(page_token, page_size)
         parent_ns = parse_parent(parent) if parent else None
-        parent_row = await read_model.namespace(conn, warehouse_row.id, parent_ns) if parent_ns else None
+        parent_row = await req.read_model.namespace(conn, req.warehouse.id, parent_ns) if parent_ns else None
         if parent_ns is not None and parent_row is None:
             raise NoSuchNamespaceError(f"Namespace does not exist: {parent_ns}")
-        container = parent_row.id if parent_row else warehouse_row.id
-        rows = await access.namespaces(conn, read_model, warehouse_row.id, parent_ns, container, page.after, page.limit)
+        container = parent_row.id if parent_row else req.warehouse.id
+        rows = await req.access.namespaces(
+            conn, req.read_model, req.warehouse.id, parent_ns, container, page.after, page.limit
+        )
         namespaces, token = page.cut(rows, lambda parts: Namespace(tuple(parts)).key)
         return ListNamespacesResponse(namespaces=namespaces, next_page_token=token)
 
-    @post("", status_code=200)
+    @post("", status_code=200, opt=requires(new_namespace_parent))
     async def create_namespace(
         self,
-        data: CreateNamespaceRequest,
-        ctx: CommandContext,
-        warehouse_row: WarehouseRow,
-        meta: EventMetadata,
+        req: NamedDependency[RequestScope],
+        data: JSONBody[CreateNamespaceRequest],
         state: State,
     ) -> NamespaceResponse:
         """Raises: BadRequestError (400) beyond `max_namespace_depth` levels."""
         settings: Settings = services(state).settings
         namespace = Namespace(tuple(data.namespace))
-        command = CreateNamespace(warehouse_row.id, namespace, data.properties, meta, settings.max_namespace_depth)
-        properties = await handle_create_namespace(command, ctx)
+        command = CreateNamespace(req.warehouse.id, namespace, data.properties, req.meta, settings.max_namespace_depth)
+        properties = await handle_create_namespace(command, req.ctx)
         return NamespaceResponse(namespace=list(namespace.parts), properties=properties)
 
-    @get("/{namespace:str}")
+    @get("/{namespace:str}", opt=requires(on_namespace(None)))
     async def load_namespace(
-        self, namespace: str, conn: Connection, read_model: CatalogReadModel, warehouse_row: WarehouseRow
+        self, req: NamedDependency[RequestScope], namespace: FromPath[str], conn: NamedDependency[Connection]
     ) -> NamespaceResponse:
-        row = await _load(conn, read_model, warehouse_row, namespace)
+        row = await _load(conn, req.read_model, req.warehouse, namespace)
         return NamespaceResponse(namespace=row.parts, properties=row.properties)
 
-    @head("/{namespace:str}", status_code=204)
+    @head("/{namespace:str}", status_code=204, opt=requires(on_namespace(None)))
     async def namespace_exists(
-        self, namespace: str, conn: Connection, read_model: CatalogReadModel, warehouse_row: WarehouseRow
+        self, req: NamedDependency[RequestScope], namespace: FromPath[str], conn: NamedDependency[Connection]
     ) -> None:
-        await _load(conn, read_model, warehouse_row, namespace)
+        await _load(conn, req.read_model, req.warehouse, namespace)
 
-    @delete("/{namespace:str}", status_code=204)
-    async def drop_namespace(
-        self, namespace: str, ctx: CommandContext, warehouse_row: WarehouseRow, meta: EventMetadata
-    ) -> None:
-        await handle_drop_namespace(DropNamespace(warehouse_row.id, parse_namespace(namespace), meta), ctx)
+    @delete("/{namespace:str}", status_code=204, opt=requires(on_namespace("modify")))
+    async def drop_namespace(self, req: NamedDependency[RequestScope], namespace: FromPath[str]) -> None:
+        await handle_drop_namespace(DropNamespace(req.warehouse.id, parse_namespace(namespace), req.meta), req.ctx)
 
-    @post("/{namespace:str}/properties", status_code=200)
+    @post("/{namespace:str}/properties", status_code=200, opt=requires(on_namespace("modify")))
     async def update_properties(
         self,
-        namespace: str,
-        data: UpdateNamespacePropertiesRequest,
-        ctx: CommandContext,
-        warehouse_row: WarehouseRow,
-        meta: EventMetadata,
+        req: NamedDependency[RequestScope],
+        namespace: FromPath[str],
+        data: JSONBody[UpdateNamespacePropertiesRequest],
     ) -> UpdateNamespacePropertiesResponse:
         command = UpdateNamespaceProperties(
-            warehouse_row.id, parse_namespace(namespace), data.updates, data.removals, meta
+            req.warehouse.id, parse_namespace(namespace), data.updates, data.removals, req.meta
         )
-        summary = await handle_update_namespace_properties(command, ctx)
+        summary = await handle_update_namespace_properties(command, req.ctx)
         return UpdateNamespacePropertiesResponse(
             updated=summary.updated, removed=summary.removed, missing=summary.missing
         )

@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar import Controller, delete, get, head, post
-from litestar.params import Parameter
+from litestar.di import NamedDependency
+from litestar.params import FromPath, JSONBody, QueryParameter
 
-from api.auth.listing_filter import ListingAccess
+from api.auth.rules import requires
 from api.catalog.listing import list_names
 from api.catalog.paging import PageRequest
+from api.catalog.rules import on_namespace, on_tabular, renamed
 from api.catalog.wire import (
     CommitViewRequest,
     CreateViewRequest,
@@ -18,15 +20,13 @@ from api.catalog.wire import (
     RegisterViewRequest,
     RenameTableRequest,
 )
-from api.dependencies import CATALOG_DEPENDENCIES, parse_namespace
+from api.dependencies import RequestScope, parse_namespace
 from api.encoded_slash import decode_name
 from catalog_es.errors import NoSuchViewError
 from catalog_es.identifiers import Namespace
 from catalog_es.state import ViewRow, WarehouseRow
 from catalog_es.store.database import Connection
-from catalog_es.store.eventstore import EventMetadata
 from commands.commit_view import CommitView, handle_commit_view
-from commands.context import CommandContext
 from commands.create_view import CreateView, handle_create_view
 from commands.view_lifecycle import (
     DropView,
@@ -55,103 +55,109 @@ def _result(result: ViewResult) -> LoadViewResult:
 
 
 class ViewsController(Controller):
-    path = "/catalog/v1/{prefix:str}/namespaces/{namespace:str}"
-    dependencies = CATALOG_DEPENDENCIES
+    path = "/{prefix:str}/namespaces/{namespace:str}"
 
-    @get("/views")
+    @get("/views", opt=requires(on_namespace(None)))
     async def list_views(
         self,
-        namespace: str,
-        conn: Connection,
-        read_model: CatalogReadModel,
-        warehouse_row: WarehouseRow,
-        access: ListingAccess,
-        page_token: Annotated[str | None, Parameter(query="pageToken")] = None,
-        page_size: Annotated[int | None, Parameter(query="pageSize")] = None,
+        req: NamedDependency[RequestScope],
+        namespace: FromPath[str],
+        conn: NamedDependency[Connection],
+        page_token: Annotated[str | None, QueryParameter(name="pageToken")] = None,
+        page_size: Annotated[int | None, QueryParameter(name="pageSize")] = None,
     ) -> ListTablesResponse:
         page = PageRequest.parse(page_token, page_size)
         return await list_names(
-            conn, read_model, warehouse_row, namespace, page, read_model.list_views, access, "views"
+            conn, req.read_model, req.warehouse, namespace, page, req.read_model.list_views, req.access, "views"
         )
 
-    @post("/views", status_code=200)
+    @post("/views", status_code=200, opt=requires(on_namespace("create")))
     async def create_view(
         self,
-        namespace: str,
-        data: CreateViewRequest,
-        ctx: CommandContext,
-        warehouse_row: WarehouseRow,
-        meta: EventMetadata,
+        req: NamedDependency[RequestScope],
+        namespace: FromPath[str],
+        data: JSONBody[CreateViewRequest],
     ) -> LoadViewResult:
         command = CreateView(
-            warehouse_id=warehouse_row.id,
+            warehouse_id=req.warehouse.id,
             namespace=parse_namespace(namespace),
             name=data.name,
             schema=data.schema,
             view_version=data.view_version,
-            metadata=meta,
+            metadata=req.meta,
             location=data.location,
             properties=data.properties,
         )
-        return _result(await handle_create_view(command, ctx))
+        return _result(await handle_create_view(command, req.ctx))
 
-    @get("/views/{view:str}")
+    @get("/views/{view:str}", opt=requires(on_tabular("describe", view=True)))
     async def load_view(
-        self, namespace: str, view: str, conn: Connection, read_model: CatalogReadModel, warehouse_row: WarehouseRow
+        self,
+        req: NamedDependency[RequestScope],
+        namespace: FromPath[str],
+        view: FromPath[str],
+        conn: NamedDependency[Connection],
     ) -> LoadViewResult:
-        row = await _load(conn, read_model, warehouse_row, namespace, view)
+        row = await _load(conn, req.read_model, req.warehouse, namespace, view)
         return LoadViewResult(metadata_location=row.metadata_location, metadata=row.metadata)
 
-    @head("/views/{view:str}", status_code=204)
+    @head("/views/{view:str}", status_code=204, opt=requires(on_tabular("describe", view=True)))
     async def view_exists(
-        self, namespace: str, view: str, conn: Connection, read_model: CatalogReadModel, warehouse_row: WarehouseRow
+        self,
+        req: NamedDependency[RequestScope],
+        namespace: FromPath[str],
+        view: FromPath[str],
+        conn: NamedDependency[Connection],
     ) -> None:
-        await _load(conn, read_model, warehouse_row, namespace, view)
+        await _load(conn, req.read_model, req.warehouse, namespace, view)
 
-    @post("/views/{view:str}", status_code=200)
+    @post("/views/{view:str}", status_code=200, opt=requires(on_tabular("modify", view=True)))
     async def replace_view(
         self,
-        namespace: str,
-        view: str,
-        data: CommitViewRequest,
-        ctx: CommandContext,
-        warehouse_row: WarehouseRow,
-        meta: EventMetadata,
+        req: NamedDependency[RequestScope],
+        namespace: FromPath[str],
+        view: FromPath[str],
+        data: JSONBody[CommitViewRequest],
     ) -> LoadViewResult:
         command = CommitView(
-            warehouse_row.id, parse_namespace(namespace), decode_name(view), data.requirements, data.updates, meta
+            req.warehouse.id,
+            parse_namespace(namespace),
+            decode_name(view),
+            data.requirements,
+            data.updates,
+            req.meta,
         )
-        return _result(await handle_commit_view(command, ctx))
+        return _result(await handle_commit_view(command, req.ctx))
 
-    @delete("/views/{view:str}", status_code=204)
+    @delete("/views/{view:str}", status_code=204, opt=requires(on_tabular("modify", view=True)))
     async def drop_view(
-        self, namespace: str, view: str, ctx: CommandContext, warehouse_row: WarehouseRow, meta: EventMetadata
+        self, req: NamedDependency[RequestScope], namespace: FromPath[str], view: FromPath[str]
     ) -> None:
-        await handle_drop_view(DropView(warehouse_row.id, parse_namespace(namespace), decode_name(view), meta), ctx)
+        await handle_drop_view(
+            DropView(req.warehouse.id, parse_namespace(namespace), decode_name(view), req.meta), req.ctx
+        )
 
-    @post("/register-view", status_code=200)
+    @post("/register-view", status_code=200, opt=requires(on_namespace("create")))
     async def register_view(
         self,
-        namespace: str,
-        data: RegisterViewRequest,
-        ctx: CommandContext,
-        warehouse_row: WarehouseRow,
-        meta: EventMetadata,
+        req: NamedDependency[RequestScope],
+        namespace: FromPath[str],
+        data: JSONBody[RegisterViewRequest],
     ) -> LoadViewResult:
-        command = RegisterView(warehouse_row.id, parse_namespace(namespace), data.name, data.metadata_location, meta)
-        return _result(await handle_register_view(command, ctx))
+        command = RegisterView(
+            req.warehouse.id, parse_namespace(namespace), data.name, data.metadata_location, req.meta
+        )
+        return _result(await handle_register_view(command, req.ctx))
 
 
-@post("/catalog/v1/{prefix:str}/views/rename", status_code=204)
-async def rename_view(
-    data: RenameTableRequest, ctx: CommandContext, warehouse_row: WarehouseRow, meta: EventMetadata
-) -> None:
+@post("/{prefix:str}/views/rename", status_code=204, opt=requires(renamed(view=True)))
+async def rename_view(req: NamedDependency[RequestScope], data: JSONBody[RenameTableRequest]) -> None:
     command = RenameView(
-        warehouse_id=warehouse_row.id,
+        warehouse_id=req.warehouse.id,
         source_namespace=Namespace(tuple(data.source.namespace)),
         source_name=data.source.name,
         destination_namespace=Namespace(tuple(data.destination.namespace)),
         destination_name=data.destination.name,
-        metadata=meta,
+        metadata=req.meta,
     )
-    await handle_rename_view(command, ctx)
+    await handle_rename_view(command, req.ctx)

@@ -14,6 +14,7 @@ from litestar.response import Redirect
 from litestar.static_files import create_static_files_router
 
 from api.container import services
+from api.auth.rules import anyone, requires
 
 STATIC_DIR = Path(__file__).parent / "static"
 STATIC_PATH = "/ui/static"
@@ -35,18 +36,18 @@ class ConsoleConfig(msgspec.Struct, rename="kebab", omit_defaults=True):
     resource: str | None = None
 
 
-@get("/", include_in_schema=False)
+@get("/", include_in_schema=False, opt=requires(anyone))
 async def console_redirect() -> Redirect:
     return Redirect("/ui")
 
 
-@get("/ui", include_in_schema=False)
+@get("/ui", include_in_schema=False, opt=requires(anyone))
 async def console_index() -> Response[bytes]:
     """The single page; routes below it live in the URL fragment, so reloads and deep links land here."""
     return Response((STATIC_DIR / "index.html").read_bytes(), media_type="text/html", headers=_NO_STORE)
 
 
-@get("/ui/config.json", include_in_schema=False)
+@get("/ui/config.json", include_in_schema=False, opt=requires(anyone))
 async def console_config(state: State) -> ConsoleConfig:
     """Public by design: the issuer and a public client id are what any login page shows."""
     settings = services(state).settings
@@ -78,5 +79,7 @@ CONSOLE_ROUTES: list[HTTPRouteHandler | Router] = [
     console_redirect,
     console_index,
     console_config,
-    create_static_files_router(path=STATIC_PATH, directories=[STATIC_DIR], include_in_schema=False),
+    create_static_files_router(
+        path=STATIC_PATH, directories=[STATIC_DIR], include_in_schema=False, opt=requires(anyone)
+    ),
 ]

@@ -1,1 +1,35 @@
-"""The management API (`/management/v1`): audit history and the catalog as of a past time."""
+"""The management API: one `Router` under /management/v1 (server, projects, warehouses, access, audit)."""
+
+from __future__ import annotations
+
+from litestar import Router
+
+from api.auth.rules import preflight, server_operator
+from api.management.audit import AuditController
+from api.management.permissions import PermissionsController
+from api.management.projects import PROJECT_ROUTES
+from api.management.roles import RolesController
+from api.management.server import bootstrap, server_info
+from api.management.users import UsersController, whoami
+from api.management.warehouses import WarehousesController
+
+PATH = "/management/v1"
+
+
+def management_router() -> Router:
+    """Every management route; a new one is added to its module and declares its rule there."""
+    return Router(
+        PATH,
+        route_handlers=[
+            bootstrap,
+            server_info,
+            *PROJECT_ROUTES,
+            WarehousesController,
+            UsersController,
+            whoami,
+            RolesController,
+            PermissionsController,
+            AuditController,
+        ],
+        opt=preflight(server_operator),
+    )

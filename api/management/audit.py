@@ -6,8 +6,10 @@ from typing import Annotated
 
 import msgspec
 from litestar import Controller, get
-from litestar.params import Parameter
+from litestar.di import NamedDependency
+from litestar.params import FromPath, FromQuery, QueryParameter
 
+from api.auth.rules import requires, server_operator
 from api.dependencies import parse_parent
 from api.management.audit_params import event_filter, parse_entity, parse_time
 from catalog_es.errors import BadRequestError
@@ -37,22 +39,22 @@ def _cursor(page_token: str | None) -> int:
 
 
 class AuditController(Controller):
-    path = "/management/v1"
+    path = "/"
 
-    @get("/events")
+    @get("/events", opt=requires(server_operator))
     async def list_events(
         self,
-        conn: Connection,
-        warehouse: str | None = None,
-        namespace: str | None = None,
-        table: str | None = None,
-        view: str | None = None,
-        event_type: Annotated[list[str] | None, Parameter(query="type")] = None,
-        actor: str | None = None,
-        since: str | None = None,
-        until: str | None = None,
-        page_token: Annotated[str | None, Parameter(query="pageToken")] = None,
-        page_size: Annotated[int, Parameter(query="pageSize", ge=1, le=1000)] = 100,
+        conn: NamedDependency[Connection],
+        warehouse: FromQuery[str | None] = None,
+        namespace: FromQuery[str | None] = None,
+        table: FromQuery[str | None] = None,
+        view: FromQuery[str | None] = None,
+        event_type: Annotated[list[str] | None, QueryParameter(name="type")] = None,
+        actor: FromQuery[str | None] = None,
+        since: FromQuery[str | None] = None,
+        until: FromQuery[str | None] = None,
+        page_token: Annotated[str | None, QueryParameter(name="pageToken")] = None,
+        page_size: Annotated[int, QueryParameter(name="pageSize", ge=1, le=1000)] = 100,
     ) -> EventsPage:
         """Events in log order; `namespace` is an id or the parts joined by 0x1F (as `parent` in the catalog API)."""
         where = event_filter(
@@ -69,13 +71,13 @@ class AuditController(Controller):
         token = str(page.next_after) if page.next_after is not None else None
         return EventsPage(events=[to_cloudevent(event) for event in page.events], next_page_token=token)
 
-    @get("/events/history/{entity:str}")
-    async def history(self, entity: str, conn: Connection) -> EntityHistory:
+    @get("/events/history/{entity:str}", opt=requires(server_operator))
+    async def history(self, entity: FromPath[str], conn: NamedDependency[Connection]) -> EntityHistory:
         """Every change of one entity (`table-<uuid>`, `view-<uuid>`, `namespace-<uuid>` …), summarised."""
         stream = parse_entity(entity)
         return EntityHistory(entity=stream, changes=await entity_history(conn, stream))
 
-    @get("/as-of")
-    async def as_of(self, conn: Connection, time: str) -> CatalogAsOf:
+    @get("/as-of", opt=requires(server_operator))
+    async def as_of(self, conn: NamedDependency[Connection], time: FromPath[str]) -> CatalogAsOf:
         """Namespaces, tables and views as they were at `time` (ISO-8601), rebuilt from the log alone."""
         return await catalog_as_of(conn, parse_time(time))

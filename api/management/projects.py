@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import uuid
-
 from litestar import delete, get, post
+from litestar.di import NamedDependency
+from litestar.params import JSONBody
 
+from api.auth.rules import requires, server_operator
+from api.dependencies import RequestScope
+from api.management.rules import on_project
 from api.management.wire import (
     CreateProjectRequest,
     CreateProjectResponse,
@@ -15,8 +18,6 @@ from api.management.wire import (
 )
 from catalog_es.errors import NoSuchProjectError
 from catalog_es.store.database import Connection
-from catalog_es.store.eventstore import EventMetadata
-from commands.context import CommandContext
 from commands.projects import (
     CreateProject,
     DeleteProject,
@@ -25,40 +26,41 @@ from commands.projects import (
     handle_delete_project,
     handle_rename_project,
 )
-from projections.catalog.queries import CatalogReadModel
 
 
-@post("/management/v1/project", status_code=201)
-async def create_project(data: CreateProjectRequest, ctx: CommandContext, meta: EventMetadata) -> CreateProjectResponse:
-    project_id = await handle_create_project(CreateProject(data.project_name, meta, data.project_id), ctx)
+@post("/project", status_code=201, opt=requires(server_operator))
+async def create_project(
+    req: NamedDependency[RequestScope], data: JSONBody[CreateProjectRequest]
+) -> CreateProjectResponse:
+    project_id = await handle_create_project(CreateProject(data.project_name, req.meta, data.project_id), req.ctx)
     return CreateProjectResponse(project_id=project_id)
 
 
-@get("/management/v1/project-list")
-async def list_projects(conn: Connection, read_model: CatalogReadModel) -> ListProjectsResponse:
-    projects = await read_model.list_projects(conn)
+@get("/project-list", opt=requires(server_operator))
+async def list_projects(req: NamedDependency[RequestScope], conn: NamedDependency[Connection]) -> ListProjectsResponse:
+    projects = await req.read_model.list_projects(conn)
     return ListProjectsResponse(
         projects=[GetProjectResponse(project_id=row.id, project_name=row.name) for row in projects]
     )
 
 
-@get("/management/v1/project")
-async def get_project(project_id: uuid.UUID, conn: Connection, read_model: CatalogReadModel) -> GetProjectResponse:
-    row = await read_model.project(conn, project_id)
+@get("/project", opt=requires(on_project(None)))
+async def get_project(req: NamedDependency[RequestScope], conn: NamedDependency[Connection]) -> GetProjectResponse:
+    row = await req.read_model.project(conn, req.project_id)
     if row is None:
-        raise NoSuchProjectError(f"Project {project_id} does not exist")
+        raise NoSuchProjectError(f"Project {req.project_id} does not exist")
     return GetProjectResponse(project_id=row.id, project_name=row.name)
 
 
-@post("/management/v1/project/rename", status_code=204)
-async def rename_project(project_id: uuid.UUID, data: RenameRequest, ctx: CommandContext, meta: EventMetadata) -> None:
-    await handle_rename_project(RenameProject(project_id, data.new_name, meta), ctx)
+@post("/project/rename", status_code=204, opt=requires(on_project("project_admin")))
+async def rename_project(req: NamedDependency[RequestScope], data: JSONBody[RenameRequest]) -> None:
+    await handle_rename_project(RenameProject(req.project_id, data.new_name, req.meta), req.ctx)
 
 
-@delete("/management/v1/project", status_code=204)
-async def delete_project(project_id: uuid.UUID, ctx: CommandContext, meta: EventMetadata) -> None:
+@delete("/project", status_code=204, opt=requires(on_project("project_admin")))
+async def delete_project(req: NamedDependency[RequestScope]) -> None:
     """Raises: NotEmptyError (409) while the project has warehouses."""
-    await handle_delete_project(DeleteProject(project_id, meta), ctx)
+    await handle_delete_project(DeleteProject(req.project_id, req.meta), req.ctx)
 
 
 PROJECT_ROUTES = [create_project, list_projects, get_project, rename_project, delete_project]

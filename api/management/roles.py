@@ -6,10 +6,14 @@ import uuid
 
 from litestar import Controller, delete, get, post
 from litestar.datastructures import State
+from litestar.di import NamedDependency
+from litestar.params import FromPath, JSONBody
 
+from api.container import services
 from api.auth.authorizer import Authorizer
 from api.auth.principal import Principal
-from api.container import services
+from api.auth.rules import in_handler, requires
+from api.dependencies import RequestScope
 from api.encoded_slash import decode_name
 from api.management.access_checks import not_found, principal_of, require_principals_exist, visible_object
 from api.management.wire import (
@@ -74,117 +78,132 @@ async def _require_grants(conn: Connection, authz: Authorizer, principal: Princi
 
 
 class RolesController(Controller):
-    path = "/management/v1/role"
+    path = "/role"
 
-    @post("", status_code=201, operation_id="create_role")
-    async def authz_create_role(
+    @post("", status_code=201, operation_id="create_role", opt=requires(in_handler))
+    async def create_role(
         self,
-        data: CreateRoleRequest,
-        ctx: CommandContext,
-        conn: Connection,
+        req: NamedDependency[RequestScope],
+        data: JSONBody[CreateRoleRequest],
+        conn: NamedDependency[Connection],
         state: State,
-        principal: Principal,
-        meta: EventMetadata,
-        project_id: uuid.UUID,
     ) -> Role:
         """Raises: NoSuchProjectError, NotAuthorizedError, AlreadyExistsError."""
-        project = data.project_id or project_id
+        project = data.project_id or req.project_id
         authz: Authorizer = services(state).authorizer
         if await permissions_queries.object_kind(conn, project) != "project":
             raise NoSuchProjectError(f"Project {project} does not exist")
-        await authz.require_visible(conn, principal, project, NoSuchProjectError(f"Project {project} does not exist"))
-        await _require_grants(conn, authz, principal, project)
-        command = CreateRole(project_id=project, name=data.name, description=data.description, metadata=meta)
-        role_id = await handle_create_role(command, ctx, role_holding_name)
+        await authz.require_visible(
+            conn, req.principal, project, NoSuchProjectError(f"Project {project} does not exist")
+        )
+        await _require_grants(conn, authz, req.principal, project)
+        command = CreateRole(project_id=project, name=data.name, description=data.description, metadata=req.meta)
+        role_id = await handle_create_role(command, req.ctx, role_holding_name)
         return await self._get(conn, role_id)
 
-    @get("", operation_id="list_roles")
-    async def authz_list_roles(
-        self, conn: Connection, state: State, principal: Principal, project_id: uuid.UUID
+    @get("", operation_id="list_roles", opt=requires(in_handler))
+    async def list_roles(
+        self, req: NamedDependency[RequestScope], conn: NamedDependency[Connection], state: State
     ) -> ListRolesResponse:
         authz: Authorizer = services(state).authorizer
-        rows = await permissions_queries.list_roles(conn, project_id)
-        return ListRolesResponse(roles=[_role(row) for row in rows if await authz.visible(conn, principal, row.id)])
+        rows = await permissions_queries.list_roles(conn, req.project_id)
+        return ListRolesResponse(roles=[_role(row) for row in rows if await authz.visible(conn, req.principal, row.id)])
 
-    @get("/{role_id:uuid}", operation_id="get_role")
-    async def authz_get_role(self, role_id: uuid.UUID, conn: Connection, state: State, principal: Principal) -> Role:
-        return _role(await _existing(conn, services(state).authorizer, principal, role_id))
-
-    @post("/{role_id:uuid}", status_code=200, operation_id="update_role")
-    async def authz_update_role(
+    @get("/{role_id:uuid}", operation_id="get_role", opt=requires(in_handler))
+    async def get_role(
         self,
-        role_id: uuid.UUID,
-        data: UpdateRoleRequest,
-        ctx: CommandContext,
-        conn: Connection,
+        req: NamedDependency[RequestScope],
+        role_id: FromPath[uuid.UUID],
+        conn: NamedDependency[Connection],
         state: State,
-        principal: Principal,
-        meta: EventMetadata,
     ) -> Role:
-        row = await _existing(conn, services(state).authorizer, principal, role_id)
-        await _require_grants(conn, services(state).authorizer, principal, role_id)
+        return _role(await _existing(conn, services(state).authorizer, req.principal, role_id))
+
+    @post("/{role_id:uuid}", status_code=200, operation_id="update_role", opt=requires(in_handler))
+    async def update_role(
+        self,
+        req: NamedDependency[RequestScope],
+        role_id: FromPath[uuid.UUID],
+        data: JSONBody[UpdateRoleRequest],
+        conn: NamedDependency[Connection],
+        state: State,
+    ) -> Role:
+        row = await _existing(conn, services(state).authorizer, req.principal, role_id)
+        await _require_grants(conn, services(state).authorizer, req.principal, role_id)
         command = UpdateRole(
-            role_id=role_id, project_id=row.project_id, name=data.name, description=data.description, metadata=meta
+            role_id=role_id,
+            project_id=row.project_id,
+            name=data.name,
+            description=data.description,
+            metadata=req.meta,
         )
-        await handle_update_role(command, ctx, role_holding_name)
+        await handle_update_role(command, req.ctx, role_holding_name)
         return await self._get(conn, role_id)
 
-    @delete("/{role_id:uuid}", status_code=204, operation_id="delete_role")
-    async def authz_delete_role(
+    @delete("/{role_id:uuid}", status_code=204, operation_id="delete_role", opt=requires(in_handler))
+    async def delete_role(
         self,
-        role_id: uuid.UUID,
-        ctx: CommandContext,
-        conn: Connection,
+        req: NamedDependency[RequestScope],
+        role_id: FromPath[uuid.UUID],
+        conn: NamedDependency[Connection],
         state: State,
-        principal: Principal,
-        meta: EventMetadata,
     ) -> None:
-        await _existing(conn, services(state).authorizer, principal, role_id)
-        await _require_grants(conn, services(state).authorizer, principal, role_id)
-        await handle_delete_role(DeleteRole(role_id=role_id, metadata=meta), ctx)
+        await _existing(conn, services(state).authorizer, req.principal, role_id)
+        await _require_grants(conn, services(state).authorizer, req.principal, role_id)
+        await handle_delete_role(DeleteRole(role_id=role_id, metadata=req.meta), req.ctx)
 
-    @get("/{role_id:uuid}/members", operation_id="list_role_members")
-    async def authz_list_members(
-        self, role_id: uuid.UUID, conn: Connection, state: State, principal: Principal
+    @get("/{role_id:uuid}/members", operation_id="list_role_members", opt=requires(in_handler))
+    async def list_members(
+        self,
+        req: NamedDependency[RequestScope],
+        role_id: FromPath[uuid.UUID],
+        conn: NamedDependency[Connection],
+        state: State,
     ) -> RoleMembers:
-        await _existing(conn, services(state).authorizer, principal, role_id)
+        await _existing(conn, services(state).authorizer, req.principal, role_id)
         rows = await permissions_queries.assignments(conn, role_id)
         return RoleMembers(members=[_member(who) for who, what in rows if what == "assignee"])
 
-    @post("/{role_id:uuid}/members", status_code=204, operation_id="add_role_members")
-    async def authz_add_members(
+    @post("/{role_id:uuid}/members", status_code=204, operation_id="add_role_members", opt=requires(in_handler))
+    async def add_members(
         self,
-        role_id: uuid.UUID,
-        data: RoleMembers,
-        ctx: CommandContext,
-        conn: Connection,
+        req: NamedDependency[RequestScope],
+        role_id: FromPath[uuid.UUID],
+        data: JSONBody[RoleMembers],
+        conn: NamedDependency[Connection],
         state: State,
-        principal: Principal,
-        meta: EventMetadata,
     ) -> None:
         """Add users and roles in one transaction. Raises: NoSuchRoleError, NoSuchUserError, NotAuthorizedError."""
         members = [principal_of(Assignment(type="assignee", user=m.user, role=m.role)) for m in data.members]
-        await self._change(conn, ctx, state, principal, meta, role_id, writes=members, deletes=[])
+        await self._change(conn, req.ctx, state, req.principal, req.meta, role_id, writes=members, deletes=[])
 
     @delete(
-        "/{role_id:uuid}/members/{member_type:str}/{member_id:str}", status_code=204, operation_id="remove_role_member"
+        "/{role_id:uuid}/members/{member_type:str}/{member_id:str}",
+        status_code=204,
+        operation_id="remove_role_member",
+        opt=requires(in_handler),
     )
-    async def authz_remove_member(
+    async def remove_member(
         self,
-        role_id: uuid.UUID,
-        member_type: str,
-        member_id: str,
-        ctx: CommandContext,
-        conn: Connection,
+        req: NamedDependency[RequestScope],
+        role_id: FromPath[uuid.UUID],
+        member_type: FromPath[str],
+        member_id: FromPath[str],
+        conn: NamedDependency[Connection],
         state: State,
-        principal: Principal,
-        meta: EventMetadata,
     ) -> None:
         """Idempotent. Raises: BadRequestError for a member type other than `user` or `role`."""
         if member_type not in ("user", "role"):
             raise BadRequestError("member_type is `user` or `role`")
         await self._change(
-            conn, ctx, state, principal, meta, role_id, writes=[], deletes=[f"{member_type}:{decode_name(member_id)}"]
+            conn,
+            req.ctx,
+            state,
+            req.principal,
+            req.meta,
+            role_id,
+            writes=[],
+            deletes=[f"{member_type}:{decode_name(member_id)}"],
         )
 
     async def _change(

@@ -6,20 +6,21 @@ from importlib.metadata import version
 
 from litestar import get, post
 from litestar.datastructures import State
+from litestar.di import NamedDependency
+from litestar.params import JSONBody
 
 from api.container import services
+from api.auth.rules import anyone, requires
+from api.dependencies import RequestScope
 from api.management.wire import BootstrapRequest, ServerInfo
 from api.settings import Settings
 from catalog_es.identifiers import NIL_PROJECT_ID
 from catalog_es.store.database import Connection
-from catalog_es.store.eventstore import EventMetadata
 from commands.bootstrap import Bootstrap, handle_bootstrap
-from commands.context import CommandContext
-from projections.catalog.queries import CatalogReadModel
 
 
-@post("/management/v1/bootstrap", status_code=204)
-async def bootstrap(data: BootstrapRequest, ctx: CommandContext, meta: EventMetadata) -> None:
+@post("/bootstrap", status_code=204, opt=requires(anyone))
+async def bootstrap(req: NamedDependency[RequestScope], data: JSONBody[BootstrapRequest]) -> None:
     """Once per server. Raises: AlreadyBootstrappedError (409), BadRequestError (terms not accepted)."""
     command = Bootstrap(
         accept_terms_of_use=data.accept_terms_of_use,
@@ -27,13 +28,15 @@ async def bootstrap(data: BootstrapRequest, ctx: CommandContext, meta: EventMeta
         user_name=data.user_name,
         user_email=data.user_email,
         user_type=data.user_type,
-        metadata=meta,
+        metadata=req.meta,
     )
-    await handle_bootstrap(command, ctx)
+    await handle_bootstrap(command, req.ctx)
 
 
-@get("/management/v1/info")
-async def server_info(conn: Connection, read_model: CatalogReadModel, state: State) -> ServerInfo:
+@get("/info", opt=requires(anyone))
+async def server_info(
+    req: NamedDependency[RequestScope], conn: NamedDependency[Connection], state: State
+) -> ServerInfo:
     """`bootstrapped` also once `serve` made the default project under the allow-all authorizer.
 
     Lakekeeper's scripts bootstrap only while this says false; with allow-all there is no first admin to
@@ -41,8 +44,8 @@ async def server_info(conn: Connection, read_model: CatalogReadModel, state: Sta
     records one, so a later switch to the builtin authorizer can still name its first admin.
     """
     settings: Settings = services(state).settings
-    server_id = await read_model.server_id(conn)
-    ready_without_bootstrap = settings.authz.backend == "allowall" and await read_model.project_exists(
+    server_id = await req.read_model.server_id(conn)
+    ready_without_bootstrap = settings.authz.backend == "allowall" and await req.read_model.project_exists(
         conn, NIL_PROJECT_ID
     )
     return ServerInfo(

@@ -6,9 +6,13 @@ import uuid
 from typing import Annotated, Any, Literal
 
 from litestar import Controller, Request, delete, get, post
-from litestar.params import Parameter
+from litestar.di import NamedDependency
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
+from api.auth.rules import requires
 from api.auth.target import creation_project
+from api.dependencies import RequestScope
+from api.management.rules import file_storage_by_operator, new_warehouse_project, on_project, on_warehouse
 from api.management.wire import (
     CreateWarehouseRequest,
     CreateWarehouseResponse,
@@ -22,8 +26,6 @@ from api.management.wire import (
 from catalog_es.errors import NoSuchWarehouseError
 from catalog_es.state import WarehouseRow
 from catalog_es.store.database import Connection
-from catalog_es.store.eventstore import EventMetadata
-from commands.context import CommandContext
 from commands.warehouses import (
     CreateWarehouse,
     DeleteWarehouse,
@@ -40,7 +42,6 @@ from commands.warehouses import (
     handle_update_delete_profile,
     handle_update_storage,
 )
-from projections.catalog.queries import CatalogReadModel
 
 
 def _response(row: WarehouseRow) -> GetWarehouseResponse:
@@ -59,11 +60,14 @@ def _response(row: WarehouseRow) -> GetWarehouseResponse:
 
 
 class WarehousesController(Controller):
-    path = "/management/v1/warehouse"
+    path = "/warehouse"
 
-    @post("/", status_code=201)
+    @post("/", status_code=201, opt=requires(file_storage_by_operator(new_warehouse_project, CreateWarehouseRequest)))
     async def create_warehouse(
-        self, data: CreateWarehouseRequest, request: Request[Any, Any, Any], ctx: CommandContext, meta: EventMetadata
+        self,
+        req: NamedDependency[RequestScope],
+        data: JSONBody[CreateWarehouseRequest],
+        request: Request[Any, Any, Any],
     ) -> CreateWarehouseResponse:
         """Validates the profile and real access to the storage first (400 with the reason if it fails).
 
@@ -75,78 +79,90 @@ class WarehousesController(Controller):
             storage_profile=data.storage_profile,
             storage_credential=data.storage_credential,
             delete_profile=data.delete_profile,
-            metadata=meta,
+            metadata=req.meta,
         )
-        return CreateWarehouseResponse(warehouse_id=await handle_create_warehouse(command, ctx))
+        return CreateWarehouseResponse(warehouse_id=await handle_create_warehouse(command, req.ctx))
 
-    @get("/")
+    @get("/", opt=requires(on_project("describe")))
     async def list_warehouses(
         self,
-        project_id: uuid.UUID,
-        conn: Connection,
-        read_model: CatalogReadModel,
+        req: NamedDependency[RequestScope],
+        conn: NamedDependency[Connection],
         warehouse_status: Annotated[
-            list[Literal["active", "inactive"]] | None, Parameter(query="warehouseStatus")
+            list[Literal["active", "inactive"]] | None, QueryParameter(name="warehouseStatus")
         ] = None,
     ) -> ListWarehousesResponse:
         wanted = set(warehouse_status or ["active", "inactive"])
-        rows = await read_model.warehouses_in_project(conn, project_id)
+        rows = await req.read_model.warehouses_in_project(conn, req.project_id)
         return ListWarehousesResponse(warehouses=[_response(row) for row in rows if row.status in wanted])
 
-    @get("/{warehouse_id:uuid}")
+    @get("/{warehouse_id:uuid}", opt=requires(on_warehouse(None)))
     async def get_warehouse(
-        self, warehouse_id: uuid.UUID, conn: Connection, read_model: CatalogReadModel
+        self, req: NamedDependency[RequestScope], warehouse_id: FromPath[uuid.UUID], conn: NamedDependency[Connection]
     ) -> GetWarehouseResponse:
-        row = await read_model.warehouse_by_id(conn, warehouse_id)
+        row = await req.read_model.warehouse_by_id(conn, warehouse_id)
         if row is None:
             raise NoSuchWarehouseError(f"Warehouse {warehouse_id} does not exist")
         return _response(row)
 
-    @delete("/{warehouse_id:uuid}", status_code=204)
+    @delete("/{warehouse_id:uuid}", status_code=204, opt=requires(on_warehouse("modify")))
     async def delete_warehouse(
-        self, warehouse_id: uuid.UUID, ctx: CommandContext, meta: EventMetadata, force: bool = False
+        self, req: NamedDependency[RequestScope], warehouse_id: FromPath[uuid.UUID], force: FromQuery[bool] = False
     ) -> None:
         """Raises: NotEmptyError (409) while it holds namespaces or tables, unless `force=true`."""
-        await handle_delete_warehouse(DeleteWarehouse(warehouse_id, meta, force), ctx)
+        await handle_delete_warehouse(DeleteWarehouse(warehouse_id, req.meta, force), req.ctx)
 
-    @post("/{warehouse_id:uuid}/rename", status_code=204)
+    @post("/{warehouse_id:uuid}/rename", status_code=204, opt=requires(on_warehouse("modify")))
     async def rename_warehouse(
-        self, warehouse_id: uuid.UUID, data: RenameRequest, ctx: CommandContext, meta: EventMetadata
+        self, req: NamedDependency[RequestScope], warehouse_id: FromPath[uuid.UUID], data: JSONBody[RenameRequest]
     ) -> None:
-        await handle_rename_warehouse(RenameWarehouse(warehouse_id, data.new_name, meta), ctx)
+        await handle_rename_warehouse(RenameWarehouse(warehouse_id, data.new_name, req.meta), req.ctx)
 
-    @post("/{warehouse_id:uuid}/deactivate", status_code=204)
-    async def deactivate_warehouse(self, warehouse_id: uuid.UUID, ctx: CommandContext, meta: EventMetadata) -> None:
-        await handle_set_warehouse_active(SetWarehouseActive(warehouse_id, active=False, metadata=meta), ctx)
+    @post("/{warehouse_id:uuid}/deactivate", status_code=204, opt=requires(on_warehouse("modify")))
+    async def deactivate_warehouse(self, req: NamedDependency[RequestScope], warehouse_id: FromPath[uuid.UUID]) -> None:
+        await handle_set_warehouse_active(SetWarehouseActive(warehouse_id, active=False, metadata=req.meta), req.ctx)
 
-    @post("/{warehouse_id:uuid}/activate", status_code=204)
-    async def activate_warehouse(self, warehouse_id: uuid.UUID, ctx: CommandContext, meta: EventMetadata) -> None:
-        await handle_set_warehouse_active(SetWarehouseActive(warehouse_id, active=True, metadata=meta), ctx)
+    @post("/{warehouse_id:uuid}/activate", status_code=204, opt=requires(on_warehouse("modify")))
+    async def activate_warehouse(self, req: NamedDependency[RequestScope], warehouse_id: FromPath[uuid.UUID]) -> None:
+        await handle_set_warehouse_active(SetWarehouseActive(warehouse_id, active=True, metadata=req.meta), req.ctx)
 
-    @post("/{warehouse_id:uuid}/storage", status_code=204)
+    @post(
+        "/{warehouse_id:uuid}/storage",
+        status_code=204,
+        opt=requires(file_storage_by_operator(on_warehouse("modify"), UpdateStorageRequest)),
+    )
     async def update_storage(
-        self, warehouse_id: uuid.UUID, data: UpdateStorageRequest, ctx: CommandContext, meta: EventMetadata
+        self,
+        req: NamedDependency[RequestScope],
+        warehouse_id: FromPath[uuid.UUID],
+        data: JSONBody[UpdateStorageRequest],
     ) -> None:
         """Immutable fields (type, bucket, key-prefix, location, region without endpoint) cannot change."""
         command = UpdateStorage(
             warehouse_id=warehouse_id,
             storage_profile=data.storage_profile,
             storage_credential=data.storage_credential,
-            metadata=meta,
+            metadata=req.meta,
         )
-        await handle_update_storage(command, ctx)
+        await handle_update_storage(command, req.ctx)
 
-    @post("/{warehouse_id:uuid}/storage-credential", status_code=204)
+    @post("/{warehouse_id:uuid}/storage-credential", status_code=204, opt=requires(on_warehouse("modify")))
     async def update_credential(
-        self, warehouse_id: uuid.UUID, data: UpdateCredentialRequest, ctx: CommandContext, meta: EventMetadata
+        self,
+        req: NamedDependency[RequestScope],
+        warehouse_id: FromPath[uuid.UUID],
+        data: JSONBody[UpdateCredentialRequest],
     ) -> None:
         command = UpdateCredential(
-            warehouse_id=warehouse_id, storage_credential=data.new_storage_credential, metadata=meta
+            warehouse_id=warehouse_id, storage_credential=data.new_storage_credential, metadata=req.meta
         )
-        await handle_update_credential(command, ctx)
+        await handle_update_credential(command, req.ctx)
 
-    @post("/{warehouse_id:uuid}/delete-profile", status_code=204)
+    @post("/{warehouse_id:uuid}/delete-profile", status_code=204, opt=requires(on_warehouse("modify")))
     async def update_delete_profile(
-        self, warehouse_id: uuid.UUID, data: UpdateDeleteProfileRequest, ctx: CommandContext, meta: EventMetadata
+        self,
+        req: NamedDependency[RequestScope],
+        warehouse_id: FromPath[uuid.UUID],
+        data: JSONBody[UpdateDeleteProfileRequest],
     ) -> None:
-        await handle_update_delete_profile(UpdateDeleteProfile(warehouse_id, data.delete_profile, meta), ctx)
+        await handle_update_delete_profile(UpdateDeleteProfile(warehouse_id, data.delete_profile, req.meta), req.ctx)

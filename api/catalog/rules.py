@@ -1,0 +1,117 @@
+"""Who may call each catalog route: the rules its decorators declare (`opt=requires(...)`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar.connection import ASGIConnection
+
+from api.container import services
+from api.auth.rules import Check, Rule, read_body
+from api.catalog.wire import CommitTransactionRequest, CreateNamespaceRequest, RegisterTableRequest, RenameTableRequest
+from api.dependencies import parse_namespace, parse_parent, project_id_of, split_warehouse_name
+from api.encoded_slash import decode_name
+from catalog_es.errors import NoSuchWarehouseError
+from catalog_es.identifiers import Namespace
+
+
+def _ns(params: dict[str, Any]) -> Namespace:
+    return parse_namespace(str(params["namespace"]))
+
+
+def on_namespace(privilege: str | None) -> Rule:
+    async def rule(check: Check, params: dict[str, Any], _: ASGIConnection[Any, Any, Any, Any]) -> None:
+        warehouse_id = await check.warehouse(params["prefix"])
+        await check.namespace(warehouse_id, _ns(params), privilege)
+
+    return rule
+
+
+def on_tabular(privilege: str, *, view: bool) -> Rule:
+    async def rule(check: Check, params: dict[str, Any], _: ASGIConnection[Any, Any, Any, Any]) -> None:
+        warehouse_id = await check.warehouse(params["prefix"])
+        key = "view" if view else "table"
+        await check.tabular(warehouse_id, _ns(params), decode_name(str(params[key])), privilege, view=view)
+
+    return rule
+
+
+async def configured_warehouse(
+    check: Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]
+) -> None:
+    value = connection.query_params.get("warehouse")
+    if not value:
+        return
+    project_id, name = split_warehouse_name(value, project_id_of(connection, services(connection.app.state).settings))
+    row = await check.read_model.warehouse_by_name(check.conn, project_id, name)
+    if row is not None:
+        not_found = NoSuchWarehouseError(f"Warehouse {value!r} does not exist")
+        await check.authz.require_visible(check.conn, check.principal, row.id, not_found)
+
+
+async def listed_parent(check: Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]) -> None:
+    warehouse_id = await check.warehouse(params["prefix"])
+    parent = connection.query_params.get("parent")
+    if parent:
+        await check.namespace(warehouse_id, parse_parent(parent), None)
+
+
+async def new_namespace_parent(
+    check: Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]
+) -> None:
+    warehouse_id = await check.warehouse(params["prefix"])
+    request = await read_body(connection, CreateNamespaceRequest)
+    if request.namespace:
+        await check.container(warehouse_id, Namespace(tuple(request.namespace)).parent, "create")
+
+
+async def registered_table(
+    check: Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]
+) -> None:
+    """Create in the namespace; overwriting an existing table's pointer also needs modify on that table."""
+    warehouse_id = await check.warehouse(params["prefix"])
+    namespace = _ns(params)
+    await check.namespace(warehouse_id, namespace, "create")
+    request = await read_body(connection, RegisterTableRequest)
+    if request.overwrite:
+        await check.tabular(warehouse_id, namespace, request.name, "modify", view=False)
+
+
+def renamed(*, view: bool) -> Rule:
+    async def rule(check: Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]) -> None:
+        warehouse_id = await check.warehouse(params["prefix"])
+        request = await read_body(connection, RenameTableRequest)
+        source = Namespace(tuple(request.source.namespace))
+        await check.tabular(warehouse_id, source, request.source.name, "modify", view=view)
+        await check.namespace(warehouse_id, Namespace(tuple(request.destination.namespace)), "create")
+
+    return rule
+
+
+async def transaction_tables(
+    check: Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]
+) -> None:
+    warehouse_id = await check.warehouse(params["prefix"])
+    request = await read_body(connection, CommitTransactionRequest)
+    for change in request.table_changes:
+        if change.identifier is not None:
+            namespace = Namespace(tuple(change.identifier.namespace))
+            await check.tabular(warehouse_id, namespace, change.identifier.name, "modify", view=False)
+
+
+async def committed_table(check: Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]) -> None:
+    warehouse_id = await check.warehouse(params["prefix"])
+    request = await read_body(connection, _Requirements)
+    creating = any(r.get("type") == "assert-create" for r in request.requirements)
+    name = decode_name(str(params["table"]))
+    await check.tabular(warehouse_id, _ns(params), name, "modify", view=False, creating=creating)
+
+
+async def metrics_warehouse(check: Check, params: dict[str, Any], _: ASGIConnection[Any, Any, Any, Any]) -> None:
+    """Only the warehouse: the handler drops a report on a table the caller may not describe, or that is missing."""
+    await check.warehouse(params["prefix"])
+
+
+class _Requirements(msgspec.Struct):
+    requirements: list[dict[str, Any]] = []

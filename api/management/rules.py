@@ -1,0 +1,59 @@
+"""Who may call each management route: the rules its decorators declare (`opt=requires(...)`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar.connection import ASGIConnection
+
+from api.container import services
+from api.auth.rules import Check, Rule, read_body
+from api.auth.target import creation_project
+from api.dependencies import project_id_of
+from api.management.wire import CreateWarehouseRequest, UpdateStorageRequest
+from catalog_es.errors import NoSuchProjectError, NotAuthorizedError
+from catalog_es.privileges import SERVER_OBJECT_ID
+
+
+def on_project(privilege: str | None) -> Rule:
+    async def rule(check: Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]) -> None:
+        project_id = project_id_of(connection, services(connection.app.state).settings)
+        not_found = NoSuchProjectError(f"Project {project_id} does not exist")
+        if privilege:
+            await check.authz.require(check.conn, check.principal, project_id, privilege, not_found)
+        else:
+            await check.authz.require_visible(check.conn, check.principal, project_id, not_found)
+
+    return rule
+
+
+async def new_warehouse_project(
+    check: Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]
+) -> None:
+    """`create` on the project the warehouse will be created in (see api/auth/target.py)."""
+    request = await read_body(connection, CreateWarehouseRequest)
+    project_id = creation_project(connection, request.project_id)
+    not_found = NoSuchProjectError(f"Project {project_id} does not exist")
+    await check.authz.require(check.conn, check.principal, project_id, "create", not_found)
+
+
+def on_warehouse(privilege: str | None) -> Rule:
+    async def rule(check: Check, params: dict[str, Any], _: ASGIConnection[Any, Any, Any, Any]) -> None:
+        await check.warehouse(str(params["warehouse_id"]), privilege)
+
+    return rule
+
+
+def file_storage_by_operator(rule: Rule, request_kind: type[CreateWarehouseRequest | UpdateStorageRequest]) -> Rule:
+    """`rule`, and for a `file` storage profile also a server admin or operator: a file warehouse reaches the
+    server's own disk, so which directories it may use is the server's decision, not a project's."""
+
+    async def checked(check: Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]) -> None:
+        await rule(check, params, connection)
+        request = await read_body(connection, request_kind)
+        if request.storage_profile.get("type") != "file":
+            return  # any other profile needs `rule` alone
+        if not await check.authz.allowed(check.conn, check.principal, SERVER_OBJECT_ID, "operator"):
+            raise NotAuthorizedError("Only a server admin or operator may create or re-point a file warehouse")
+
+    return checked
