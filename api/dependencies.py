@@ -13,9 +13,9 @@ from litestar.connection import ASGIConnection
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 
-from api.container import services
 from api.auth.listing_filter import ListingAccess
 from api.auth.principal import Principal, request_principal
+from api.container import services
 from api.encoded_slash import decode_name
 from api.settings import Settings
 from catalog_es.errors import BadRequestError, NoSuchWarehouseError
@@ -77,7 +77,9 @@ async def provide_scope(request: Request[Any, Any, Any]) -> RequestScope:
     state = request.app.state
     prefix = request.path_params.get("prefix")
     warehouse = None if prefix is None else await _warehouse(str(prefix), state)
-    return RequestScope(request, services(state).ctx, services(state).read_model, request_principal(request.scope), warehouse)
+    return RequestScope(
+        request, services(state).ctx, services(state).read_model, request_principal(request.scope), warehouse
+    )
 
 
 async def provide_conn(req: NamedDependency[RequestScope]) -> AsyncGenerator[Connection, None]:

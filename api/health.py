@@ -10,8 +10,8 @@ import structlog
 from litestar import Response, get
 from litestar.datastructures import State
 
-from api.container import services
 from api.auth.rules import anyone, requires
+from api.container import services
 from api.errors import RETRY_AFTER_SECONDS
 from catalog_es.store.database import check_idle_connections
 from projections.checkpoints import ProjectorStatus

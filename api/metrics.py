@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from litestar import Response, Router, get
 from litestar.datastructures import State
 
-from api.container import services
 from api.auth.rules import preflight, requires, server_operator
+from api.container import services
 from projections.checkpoints import ProjectorStatus
 from projections.registry import all_statuses
 from projections.relay.metrics import RelayMetrics

@@ -17,9 +17,9 @@ from litestar.connection import ASGIConnection
 from litestar.handlers import HTTPRouteHandler
 from litestar.handlers.base import BaseRouteHandler
 
-from api.container import services
 from api.auth.authorizer import Authorizer
 from api.auth.principal import Principal, request_principal
+from api.container import services
 from catalog_es.errors import (
     BadRequestError,
     CatalogError,

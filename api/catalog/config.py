@@ -10,11 +10,11 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import QueryParameter
 
-from api.container import services
 from api.auth.rules import requires
 from api.catalog.endpoints import IMPLEMENTED_ENDPOINTS
 from api.catalog.rules import configured_warehouse
 from api.catalog.wire import CatalogConfig
+from api.container import services
 from api.dependencies import RequestScope, split_warehouse_name
 from api.settings import Settings
 from catalog_es.errors import BadRequestError, NoSuchWarehouseError

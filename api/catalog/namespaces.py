@@ -9,7 +9,6 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
-from api.container import services
 from api.auth.rules import requires
 from api.catalog.paging import PageRequest
 from api.catalog.rules import listed_parent, new_namespace_parent, on_namespace
@@ -20,6 +19,7 @@ from api.catalog.wire import (
     UpdateNamespacePropertiesRequest,
     UpdateNamespacePropertiesResponse,
 )
+from api.container import services
 from api.dependencies import RequestScope, parse_namespace, parse_parent
 from api.settings import Settings
 from catalog_es.errors import NoSuchNamespaceError

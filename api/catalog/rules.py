@@ -7,9 +7,9 @@ from typing import Any
 import msgspec
 from litestar.connection import ASGIConnection
 
-from api.container import services
 from api.auth.rules import Check, Rule, read_body
 from api.catalog.wire import CommitTransactionRequest, CreateNamespaceRequest, RegisterTableRequest, RenameTableRequest
+from api.container import services
 from api.dependencies import parse_namespace, parse_parent, project_id_of, split_warehouse_name
 from api.encoded_slash import decode_name
 from catalog_es.errors import NoSuchWarehouseError

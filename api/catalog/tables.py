@@ -9,7 +9,6 @@ from litestar import Controller, Request, Response, delete, get, head, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, QueryParameter
 
-from api.container import services
 from api.auth.authorizer import Authorizer
 from api.auth.principal import request_principal
 from api.auth.rules import requires
@@ -36,6 +35,7 @@ from api.catalog.wire import (
     RegisterTableRequest,
     RenameTableRequest,
 )
+from api.container import services
 from api.dependencies import RequestScope, parse_namespace
 from api.encoded_slash import decode_name
 from api.idempotency import NOT_IDEMPOTENT

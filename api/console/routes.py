@@ -13,8 +13,8 @@ from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.response import Redirect
 from litestar.static_files import create_static_files_router
 
-from api.container import services
 from api.auth.rules import anyone, requires
+from api.container import services
 
 STATIC_DIR = Path(__file__).parent / "static"
 STATIC_PATH = "/ui/static"

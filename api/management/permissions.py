@@ -10,10 +10,10 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
-from api.container import services
 from api.auth.authorizer import Authorizer
 from api.auth.principal import Principal
 from api.auth.rules import in_handler, requires
+from api.container import services
 from api.dependencies import RequestScope
 from api.management.access_checks import (
     assignment_of,

@@ -9,10 +9,10 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
-from api.container import services
 from api.auth.authorizer import Authorizer
 from api.auth.principal import Principal
 from api.auth.rules import in_handler, requires
+from api.container import services
 from api.dependencies import RequestScope
 from api.encoded_slash import decode_name
 from api.management.access_checks import not_found, principal_of, require_principals_exist, visible_object

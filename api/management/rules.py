@@ -6,9 +6,9 @@ from typing import Any
 
 from litestar.connection import ASGIConnection
 
-from api.container import services
 from api.auth.rules import Check, Rule, read_body
 from api.auth.target import creation_project
+from api.container import services
 from api.dependencies import project_id_of
 from api.management.wire import CreateWarehouseRequest, UpdateStorageRequest
 from catalog_es.errors import NoSuchProjectError, NotAuthorizedError

@@ -9,8 +9,8 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
-from api.container import services
 from api.auth.rules import anyone, requires
+from api.container import services
 from api.dependencies import RequestScope
 from api.management.wire import BootstrapRequest, ServerInfo
 from api.settings import Settings

@@ -9,11 +9,11 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
-from api.container import services
 from api.auth.authorizer import Authorizer
 from api.auth.principal import Principal
 from api.auth.provisioning import UserProvisioner
 from api.auth.rules import anyone, in_handler, requires
+from api.container import services
 from api.dependencies import RequestScope
 from api.encoded_slash import decode_name
 from api.management.wire import CreateUserRequest, ListUsersResponse, User
