@@ -18,6 +18,7 @@ from catalog_es.store.secrets import Sealer, SecretStore, load_secrets_key
 from commands.context import CommandContext
 from projections.catalog.queries import CatalogReadModel
 from projections.catalog.warehouse_cache import WarehouseCache
+from projections.permissions.queries import AccessReadModel
 from projections.registry import INLINE_PROJECTORS
 from projections.relay.metrics import RelayMetrics
 
@@ -82,9 +83,12 @@ async def open_services(
             state=state,
             clock=clock,
             ids=ids,
+            access=AccessReadModel(),
             secrets=secrets,
+            warehouses=warehouses,
             endpoints=settings.endpoint_policy,
             file_roots=file_roots if file_roots is not None else settings.file_roots,
+            server_side_rebase=settings.server_side_rebase,
         )
         yield Services(
             settings=settings,

@@ -86,6 +86,10 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # Comma-separated absolute paths `file` warehouses must lie in. Unset: `<data_dir>/warehouse` in embedded
     # mode, none with an external database (file warehouses refused until an operator names a root).
     file_storage_roots: str | None = None
+    # Server-side rebase of commutative commits on a moved branch (fast appends, partition-disjoint
+    # overwrites): `opt-in` for tables with `catalog-es.server-side-rebase=true`, `on` for all tables but
+    # those with it `false`, `off` for none.
+    server_side_rebase: Literal["off", "opt-in", "on"] = "opt-in"
 
     def __post_init__(self) -> None:
         self.endpoint_policy  # noqa: B018 - refuses a malformed allow-list when the settings load

@@ -1,8 +1,9 @@
-"""What command handlers read before deciding: read-model rows and the port that serves them."""
+"""What command handlers read before deciding: read-model rows and the two ports that serve them."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Literal, Protocol
 
 import msgspec
@@ -71,7 +72,12 @@ class NamespaceRow(msgspec.Struct, frozen=True):
 ClaimConflict = Literal["name", "id", "location"]
 
 
-class TableRow(msgspec.Struct, frozen=True):
+TabularKindName = Literal["table", "view"]
+
+
+class TabularRow(msgspec.Struct, frozen=True):
+    """A table or a view as its read model holds it: the two kinds share every field."""
+
     id: uuid.UUID
     warehouse_id: uuid.UUID
     namespace_id: uuid.UUID
@@ -81,18 +87,16 @@ class TableRow(msgspec.Struct, frozen=True):
     metadata_location: str
     metadata: Json
     version: int
+    kind: TabularKindName
 
 
-class ViewRow(msgspec.Struct, frozen=True):
-    id: uuid.UUID
-    warehouse_id: uuid.UUID
-    namespace_id: uuid.UUID
-    namespace: list[str]
-    name: str
-    location: str
-    metadata_location: str
-    metadata: Json
-    version: int
+WarehouseLoader = Callable[[], Awaitable[WarehouseRow | None]]
+
+
+class WarehouseLookup(Protocol):
+    """Warehouse rows kept for a few seconds (`projections.catalog.warehouse_cache`), the edge's and the commands'."""
+
+    async def get(self, warehouse_id: uuid.UUID, load: WarehouseLoader) -> WarehouseRow | None: ...
 
 
 class CatalogState(Protocol):
@@ -124,7 +128,7 @@ class CatalogState(Protocol):
 
     async def table(
         self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
-    ) -> TableRow | None: ...
+    ) -> TabularRow | None: ...
 
     async def table_id_taken(self, conn: Connection, table_id: uuid.UUID) -> bool: ...
 
@@ -134,7 +138,7 @@ class CatalogState(Protocol):
 
     async def view(
         self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
-    ) -> ViewRow | None: ...
+    ) -> TabularRow | None: ...
 
     async def view_id_taken(self, conn: Connection, view_id: uuid.UUID) -> bool: ...
 
@@ -153,3 +157,19 @@ class CatalogState(Protocol):
     ) -> ClaimConflict | None:
         """What stops a new table from taking this name, id and location (checked in that order), in one query."""
         ...
+
+
+class AccessState(Protocol):
+    """Strongly consistent reads of the permissions read model, for the access commands to load their own state."""
+
+    async def role_by_name(self, conn: Connection, project_id: uuid.UUID, name: str) -> uuid.UUID | None:
+        """The id of the role holding the name in the project (case-insensitively), if any."""
+        ...
+
+    async def assignments(self, conn: Connection, object_id: uuid.UUID) -> list[tuple[str, str]]:
+        """(principal, privilege) granted directly on the object."""
+        ...
+
+    async def user_exists(self, conn: Connection, user_id: str) -> bool: ...
+
+    async def object_kind(self, conn: Connection, object_id: uuid.UUID) -> str | None: ...

@@ -7,14 +7,16 @@ import uuid
 import msgspec
 
 from catalog_es.errors import CommitFailedError, NoSuchTableError
-from catalog_es.events import Json, TableCommitted, TableCreated
+from catalog_es.events import CommitRebase, Json, TableCommitted, TableCreated
 from catalog_es.identifiers import Namespace
+from catalog_es.metadata.rebase import rebase_enabled
 from catalog_es.metadata.tables import commit, metadata_to_json, next_metadata_location, parse_metadata
-from catalog_es.state import TableRow, WarehouseRow
+from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError, Transaction
+from commands.commit_rebased import RebasableChange, commit_rebased
 from commands.context import CommandContext
-from commands.table_writes import (
-    TableResult,
+from commands.tabulars import (
+    TabularResult,
     claim_location,
     claim_name_and_location,
     claim_new_location,
@@ -35,7 +37,7 @@ def _creates(cmd: CommitTable) -> bool:
     return any(requirement.get("type") == "assert-create" for requirement in cmd.requirements)
 
 
-async def handle_commit_table(cmd: CommitTable, ctx: CommandContext) -> TableResult:
+async def handle_commit_table(cmd: CommitTable, ctx: CommandContext) -> TabularResult:
     """Commit, or create the table when the commit asserts it does not exist yet (staged create).
 
     Raises:
@@ -58,12 +60,13 @@ async def handle_commit_table(cmd: CommitTable, ctx: CommandContext) -> TableRes
 class PreparedCommit(msgspec.Struct, frozen=True):
     """A decided commit to an existing table, ready to be written and appended."""
 
-    current: TableRow
+    current: TabularRow
     requirements: list[Json]
     updates: list[Json]
     location_changed: bool
     metadata_location: str
     document: Json
+    rebased: CommitRebase | None = None
 
     def event(self) -> TableCommitted:
         return TableCommitted(
@@ -74,10 +77,17 @@ class PreparedCommit(msgspec.Struct, frozen=True):
             previous_metadata_location=self.current.metadata_location,
             metadata_location=self.metadata_location,
             metadata=self.document,
+            rebased=self.rebased,
         )
 
 
-def prepare_commit(current: TableRow, requirements: list[Json], updates: list[Json]) -> PreparedCommit | None:
+def prepare_commit(
+    current: TabularRow,
+    requirements: list[Json],
+    updates: list[Json],
+    now_ms: int,
+    rebased: CommitRebase | None = None,
+) -> PreparedCommit | None:
     """Decide a commit to `current`; None when it changes nothing.
 
     Raises:
@@ -85,7 +95,7 @@ def prepare_commit(current: TableRow, requirements: list[Json], updates: list[Js
         BadRequestError: an update is unknown or invalid.
     """
     base = parse_metadata(current.metadata)
-    updated = commit(base, current.metadata_location, requirements, updates)
+    updated = commit(base, current.metadata_location, requirements, updates, now_ms=now_ms)
     if updated == base:
         return None
     return PreparedCommit(
@@ -95,6 +105,7 @@ def prepare_commit(current: TableRow, requirements: list[Json], updates: list[Js
         location_changed=updated.location != base.location,
         metadata_location=next_metadata_location(updated, current.metadata_location),
         document=metadata_to_json(updated),
+        rebased=rebased,
     )
 
 
@@ -113,10 +124,16 @@ async def append_commit(
     await tx.append(prepared.event(), expected_version=prepared.current.version)
 
 
-async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow, current: TableRow) -> TableResult:
-    prepared = prepare_commit(current, cmd.requirements, cmd.updates)
+async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow, current: TabularRow) -> TabularResult:
+    rebase = rebase_enabled(ctx.server_side_rebase, current.metadata.get("properties") or {})
+    try:
+        prepared = prepare_commit(current, cmd.requirements, cmd.updates, ctx.now_ms())
+    except CommitFailedError as failure:
+        if not rebase:
+            raise
+        return await commit_rebased(ctx, warehouse, _change(cmd), current, failure, reload=False)
     if prepared is None:
-        return TableResult(metadata_location=current.metadata_location, metadata=current.metadata)
+        return TabularResult(metadata_location=current.metadata_location, metadata=current.metadata)
     storage = await ctx.storage(warehouse)
     if prepared.location_changed:  # checked before the metadata file is written below the new location
         location = str(prepared.document["location"])
@@ -130,12 +147,20 @@ async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow
         async with written as tx:
             await append_commit(ctx, tx, warehouse, prepared)
     except StreamVersionConflictError:
-        raise CommitFailedError(f"Table {cmd.namespace}.{cmd.name} was changed concurrently") from None
-    return TableResult(metadata_location=prepared.metadata_location, metadata=prepared.document)
+        lost = CommitFailedError(f"Table {cmd.namespace}.{cmd.name} was changed concurrently")
+        if not rebase or prepared.location_changed:
+            raise lost from None
+    else:
+        return TabularResult(metadata_location=prepared.metadata_location, metadata=prepared.document)
+    return await commit_rebased(ctx, warehouse, _change(cmd), current, lost, reload=True)
 
 
-async def _create(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow) -> TableResult:
-    created = commit(None, None, cmd.requirements, cmd.updates)
+def _change(cmd: CommitTable) -> RebasableChange:
+    return RebasableChange(cmd.namespace, cmd.name, cmd.requirements, cmd.updates, cmd.metadata)
+
+
+async def _create(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow) -> TabularResult:
+    created = commit(None, None, cmd.requirements, cmd.updates, now_ms=ctx.now_ms())
     metadata_location = next_metadata_location(created, None)
     document = metadata_to_json(created)
     table_id = created.table_uuid
@@ -165,4 +190,4 @@ async def _create(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow
             updates=cmd.updates,
         )
         await tx.append(event, expected_version=await tx.stream_version(event.stream_id))
-    return TableResult(metadata_location=metadata_location, metadata=document)
+    return TabularResult(metadata_location=metadata_location, metadata=document)

@@ -12,7 +12,7 @@ from catalog_es.identifiers import Namespace, name_key
 from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError
 from commands.commit_table import PreparedCommit, append_commit, prepare_commit
 from commands.context import CommandContext
-from commands.table_writes import claim_new_location, metadata_files_written
+from commands.tabulars import claim_new_location, metadata_files_written
 
 
 class TableChange(msgspec.Struct, frozen=True):
@@ -48,7 +48,7 @@ async def handle_commit_transaction(cmd: CommitTransaction, ctx: CommandContext)
             current = await ctx.state.table(conn, cmd.warehouse_id, change.namespace, change.name)
             if current is None:
                 raise NoSuchTableError(f"Table does not exist: {change.namespace}.{change.name}")
-            decided = prepare_commit(current, change.requirements, change.updates)
+            decided = prepare_commit(current, change.requirements, change.updates, ctx.now_ms())
             if decided is not None:
                 prepared.append(decided)
     files = [(commit.metadata_location, commit.document) for commit in prepared]

@@ -18,8 +18,7 @@ from catalog_es.metadata.views import (
 )
 from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError
 from commands.context import CommandContext
-from commands.table_writes import metadata_written
-from commands.view_writes import ViewResult, missing_view
+from commands.tabulars import VIEW, TabularResult, metadata_written
 
 
 class CommitView(msgspec.Struct, frozen=True):
@@ -31,7 +30,7 @@ class CommitView(msgspec.Struct, frozen=True):
     metadata: EventMetadata
 
 
-async def handle_commit_view(cmd: CommitView, ctx: CommandContext) -> ViewResult:
+async def handle_commit_view(cmd: CommitView, ctx: CommandContext) -> TabularResult:
     """Commit to a view (the REST replaceView); a commit that changes nothing writes nothing.
 
     Raises:
@@ -44,11 +43,11 @@ async def handle_commit_view(cmd: CommitView, ctx: CommandContext) -> ViewResult
     async with ctx.store.connection() as conn:
         current = await ctx.state.view(conn, cmd.warehouse_id, cmd.namespace, cmd.name)
     if current is None:
-        raise missing_view(cmd.namespace, cmd.name)
+        raise VIEW.missing(cmd.namespace, cmd.name)
     base = parse_view_metadata(current.metadata)
     updated = commit_view(base, cmd.requirements, cmd.updates, now_ms=ctx.now_ms())
     if updated == base:
-        return ViewResult(metadata_location=current.metadata_location, metadata=current.metadata)
+        return TabularResult(metadata_location=current.metadata_location, metadata=current.metadata)
     if updated.location != base.location:
         require_inside_warehouse(updated.location, warehouse.location, warehouse.alternative_schemes)
     metadata_location = next_view_metadata_location(updated, current.metadata_location, ctx.ids.new_id())
@@ -70,4 +69,4 @@ async def handle_commit_view(cmd: CommitView, ctx: CommandContext) -> ViewResult
             await tx.append(event, expected_version=current.version)
     except StreamVersionConflictError:
         raise CommitFailedError(f"View {cmd.namespace}.{cmd.name} was changed concurrently") from None
-    return ViewResult(metadata_location=metadata_location, metadata=document)
+    return TabularResult(metadata_location=metadata_location, metadata=document)

@@ -1,4 +1,4 @@
-"""What every handler is given: the event store, the state port, storage, a clock and an id source."""
+"""What every handler is given: the event store, the state ports, storage, a clock and an id source."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import msgspec
 from catalog_es.clock import Clock, IdSource, millis
 from catalog_es.errors import BadRequestError, NoSuchNamespaceError, NoSuchWarehouseError, WarehouseInactiveError
 from catalog_es.identifiers import Namespace
-from catalog_es.state import CatalogState, NamespaceRow, WarehouseRow
+from catalog_es.metadata.rebase import RebaseMode
+from catalog_es.state import AccessState, CatalogState, NamespaceRow, WarehouseLookup, WarehouseRow
 from catalog_es.storage.file_roots import FileStorageRoots
 from catalog_es.storage.files import WarehouseStorage
 from catalog_es.storage.outbound import EndpointPolicy
@@ -31,10 +32,16 @@ class CommandContext:
     state: CatalogState
     clock: Clock
     ids: IdSource
+    access: AccessState  # the permissions read model, for the access commands' own reads
     secrets: SecretStore | None = None
+    # The edge's warehouse cache: a command then reads the row the request resolved, without a pool checkout.
+    # None (the CLI, most tests): every lookup reads the read model.
+    warehouses: WarehouseLookup | None = None
     endpoints: EndpointPolicy = field(default_factory=EndpointPolicy)  # which S3 endpoints storage may contact
     # Where `file` warehouses may be created; the default (no roots) refuses them all.
     file_roots: FileStorageRoots = field(default_factory=FileStorageRoots)
+    # Which tables get commits rebased on a moved branch (issue 19): see `catalog_es.metadata.rebase.rebase_enabled`.
+    server_side_rebase: RebaseMode = "opt-in"
     _credentials: dict[uuid.UUID, StorageCredential] = field(default_factory=dict, compare=False, repr=False)
     _storages: dict[bytes, WarehouseStorage] = field(default_factory=dict, compare=False, repr=False)
 
@@ -80,8 +87,12 @@ class CommandContext:
 
     async def warehouse(self, warehouse_id: uuid.UUID) -> WarehouseRow:
         """An active warehouse. Raises: NoSuchWarehouseError, WarehouseInactiveError."""
-        async with self.store.connection() as conn:
-            row = await self.state.warehouse_by_id(conn, warehouse_id)
+
+        async def load() -> WarehouseRow | None:
+            async with self.store.connection() as conn:
+                return await self.state.warehouse_by_id(conn, warehouse_id)
+
+        row = await (load() if self.warehouses is None else self.warehouses.get(warehouse_id, load))
         if row is None:
             raise NoSuchWarehouseError(f"Warehouse {warehouse_id} does not exist")
         return require_active(row)

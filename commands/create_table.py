@@ -15,8 +15,8 @@ from catalog_es.storage.layout import table_location
 from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext, off_loop
 from commands.name_conflicts import name_holder, table_name_taken
-from commands.table_writes import (
-    TableResult,
+from commands.tabulars import (
+    TabularResult,
     claim_name_and_location,
     claim_new_location,
     metadata_written,
@@ -36,7 +36,7 @@ class CreateTable(msgspec.Struct, frozen=True):
     stage_create: bool = False
 
 
-async def handle_create_table(cmd: CreateTable, ctx: CommandContext) -> TableResult:
+async def handle_create_table(cmd: CreateTable, ctx: CommandContext) -> TabularResult:
     """Create the table (or only stage it: nothing is written or recorded then).
 
     Raises:
@@ -78,7 +78,7 @@ async def handle_create_table(cmd: CreateTable, ctx: CommandContext) -> TableRes
     await claim_new_location(ctx, storage, warehouse=warehouse, location=location, table_id=table_id)
     if cmd.stage_create:
         await off_loop(storage.make_directories, table_directories(metadata))
-        return TableResult(metadata_location=None, metadata=metadata_to_json(metadata))
+        return TabularResult(metadata_location=None, metadata=metadata_to_json(metadata))
     metadata_location = next_metadata_location(metadata, None)
     document = metadata_to_json(metadata)
     async with metadata_written(ctx, storage, metadata_location, document, cmd.metadata) as tx:
@@ -101,4 +101,4 @@ async def handle_create_table(cmd: CreateTable, ctx: CommandContext) -> TableRes
             metadata=document,
         )
         await tx.append(event, expected_version=0)
-    return TableResult(metadata_location=metadata_location, metadata=document)
+    return TabularResult(metadata_location=metadata_location, metadata=document)

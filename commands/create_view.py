@@ -6,16 +6,14 @@ import uuid
 
 import msgspec
 
-from catalog_es.errors import BadRequestError
 from catalog_es.events import Json, ViewCreated
-from catalog_es.identifiers import Namespace, validate_name
+from catalog_es.identifiers import Namespace
 from catalog_es.locations import require_inside_warehouse
 from catalog_es.metadata.views import new_view_metadata, next_view_metadata_location, view_metadata_to_json
 from catalog_es.storage.layout import table_location
 from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext
-from commands.table_writes import metadata_written
-from commands.view_writes import ViewResult, claim_view_name
+from commands.tabulars import VIEW, TabularResult, claim_name, metadata_written
 
 
 class CreateView(msgspec.Struct, frozen=True):
@@ -29,7 +27,7 @@ class CreateView(msgspec.Struct, frozen=True):
     properties: dict[str, str] = {}
 
 
-async def handle_create_view(cmd: CreateView, ctx: CommandContext) -> ViewResult:
+async def handle_create_view(cmd: CreateView, ctx: CommandContext) -> TabularResult:
     """Create the view, by default at `<namespace location>/<view id>`.
 
     Raises:
@@ -38,22 +36,20 @@ async def handle_create_view(cmd: CreateView, ctx: CommandContext) -> ViewResult
         NoSuchNamespaceError: the namespace does not exist.
         AlreadyExistsError: a table or view by that name exists.
     """
-    try:
-        validate_name(cmd.name, "view")
-    except ValueError as exc:
-        raise BadRequestError(str(exc)) from None
+    VIEW.validate_name(cmd.name)
     warehouse = await ctx.warehouse(cmd.warehouse_id)
     view_id = ctx.ids.new_id()
     async with ctx.store.connection() as conn:
         namespace = await ctx.existing_namespace(conn, cmd.warehouse_id, cmd.namespace)
-        await claim_view_name(
+        await claim_name(
             ctx,
             conn,
+            VIEW,
             warehouse_id=cmd.warehouse_id,
             namespace=cmd.namespace,
             namespace_id=namespace.id,
             name=cmd.name,
-            view_id=view_id,
+            tabular_id=view_id,
         )
     base = namespace.properties.get("location", f"{warehouse.location}/{namespace.id}")
     layout = warehouse.storage_profile.get("storage-layout")
@@ -76,14 +72,15 @@ async def handle_create_view(cmd: CreateView, ctx: CommandContext) -> ViewResult
     document = view_metadata_to_json(metadata)
     async with metadata_written(ctx, await ctx.storage(warehouse), metadata_location, document, cmd.metadata) as tx:
         namespace = await ctx.existing_namespace(tx.conn, cmd.warehouse_id, cmd.namespace)
-        await claim_view_name(
+        await claim_name(
             ctx,
             tx.conn,
+            VIEW,
             warehouse_id=cmd.warehouse_id,
             namespace=cmd.namespace,
             namespace_id=namespace.id,
             name=cmd.name,
-            view_id=view_id,
+            tabular_id=view_id,
         )
         event = ViewCreated(
             view_id=view_id,
@@ -94,4 +91,4 @@ async def handle_create_view(cmd: CreateView, ctx: CommandContext) -> ViewResult
             metadata=document,
         )
         await tx.append(event, expected_version=0)
-    return ViewResult(metadata_location=metadata_location, metadata=document)
+    return TabularResult(metadata_location=metadata_location, metadata=document)

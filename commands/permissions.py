@@ -18,13 +18,12 @@ Assignment = tuple[str, str]  # (principal `user:<id>` | `role:<uuid>`, privileg
 
 
 class ChangeAssignments(msgspec.Struct, frozen=True):
-    """Grant `writes` and revoke `deletes` on one object; `current` is what it holds now (the read model)."""
+    """Grant `writes` and revoke `deletes` on one object (what it holds now is read by the handler)."""
 
     object_kind: ObjectKind
     object_id: uuid.UUID
     writes: Sequence[Assignment]
     deletes: Sequence[Assignment]
-    current: frozenset[Assignment]
     metadata: EventMetadata
 
 
@@ -58,10 +57,22 @@ def _validate(kind: ObjectKind, assignments: Sequence[Assignment]) -> None:
 async def handle_change_assignments(cmd: ChangeAssignments, ctx: CommandContext) -> int:
     """Record one event per real change (no-ops are skipped); returns how many were recorded.
 
+    What the object holds is read inside the write transaction, so a concurrent change cannot make a
+    recorded grant a duplicate or a recorded revoke a no-op.
+
     Raises: BadRequestError for a privilege the object kind does not have or a malformed principal.
     """
     _validate(cmd.object_kind, [*cmd.writes, *cmd.deletes])
-    held = set(cmd.current)
+    async with ctx.store.transaction(cmd.metadata) as tx:
+        changes = _changes(cmd, set(await ctx.access.assignments(tx.conn, cmd.object_id)))
+        if changes:
+            version = await tx.stream_version(changes[0].stream_id)
+            for offset, event in enumerate(changes):
+                await tx.append(event, expected_version=version + offset)
+    return len(changes)
+
+
+def _changes(cmd: ChangeAssignments, held: set[Assignment]) -> list[Event]:
     changes: list[Event] = []
     for principal, privilege in dict.fromkeys(cmd.deletes):
         if (principal, privilege) in held:
@@ -79,13 +90,7 @@ async def handle_change_assignments(cmd: ChangeAssignments, ctx: CommandContext)
                     object_kind=cmd.object_kind, object_id=cmd.object_id, principal=principal, privilege=privilege
                 )
             )
-    if not changes:
-        return 0
-    async with ctx.store.transaction(cmd.metadata) as tx:
-        version = await tx.stream_version(changes[0].stream_id)
-        for offset, event in enumerate(changes):
-            await tx.append(event, expected_version=version + offset)
-    return len(changes)
+    return changes
 
 
 async def handle_set_managed_access(cmd: SetManagedAccess, ctx: CommandContext) -> None:

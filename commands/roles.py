@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable
 
 import msgspec
 
@@ -13,9 +12,6 @@ from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import EventMetadata
 from catalog_es.store.streams import last_event
 from commands.context import CommandContext
-
-# (connection, project id, name) -> the id of the role holding that name (case-insensitively), if any
-RoleNameLookup = Callable[[Connection, uuid.UUID, str], Awaitable[uuid.UUID | None]]
 
 
 class CreateRole(msgspec.Struct, frozen=True):
@@ -47,12 +43,12 @@ def _check_name(name: str) -> None:
         raise BadRequestError("A role needs a name")
 
 
-async def handle_create_role(cmd: CreateRole, ctx: CommandContext, names: RoleNameLookup) -> uuid.UUID:
+async def handle_create_role(cmd: CreateRole, ctx: CommandContext) -> uuid.UUID:
     """Raises: AlreadyExistsError when the project has a role of that name."""
     _check_name(cmd.name)
     role_id = ctx.ids.new_id()
     async with ctx.store.transaction(cmd.metadata) as tx:
-        if await names(tx.conn, cmd.project_id, cmd.name) is not None:
+        if await ctx.access.role_by_name(tx.conn, cmd.project_id, cmd.name) is not None:
             raise AlreadyExistsError(f"Role {cmd.name!r} already exists")
         event = RoleCreated(role_id=role_id, project_id=cmd.project_id, name=cmd.name, description=cmd.description)
         await tx.append(event, expected_version=0)
@@ -66,12 +62,12 @@ async def _existing_version(conn: Connection, role_id: uuid.UUID, version: int) 
     return version
 
 
-async def handle_update_role(cmd: UpdateRole, ctx: CommandContext, names: RoleNameLookup) -> None:
+async def handle_update_role(cmd: UpdateRole, ctx: CommandContext) -> None:
     """Raises: NoSuchRoleError, AlreadyExistsError (another role has the name)."""
     _check_name(cmd.name)
     async with ctx.store.transaction(cmd.metadata) as tx:
         version = await _existing_version(tx.conn, cmd.role_id, await tx.stream_version(_stream(cmd.role_id)))
-        holder = await names(tx.conn, cmd.project_id, cmd.name)
+        holder = await ctx.access.role_by_name(tx.conn, cmd.project_id, cmd.name)
         if holder is not None and holder != cmd.role_id:
             raise AlreadyExistsError(f"Role {cmd.name!r} already exists")
         await tx.append(

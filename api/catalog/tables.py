@@ -42,13 +42,13 @@ from api.idempotency import NOT_IDEMPOTENT
 from catalog_es.errors import BadRequestError, NoSuchTableError
 from catalog_es.identifiers import Namespace
 from catalog_es.metadata.tables import only_referenced_snapshots
-from catalog_es.state import TableRow, WarehouseRow
+from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.store.database import Connection
 from catalog_es.store.metrics_reports import record_metrics_report
 from commands.commit_table import CommitTable, handle_commit_table
 from commands.commit_transaction import CommitTransaction, TableChange, handle_commit_transaction
 from commands.create_table import CreateTable, handle_create_table
-from commands.table_lifecycle import (
+from commands.tabular_lifecycle import (
     DropTable,
     RegisterTable,
     RenameTable,
@@ -61,7 +61,7 @@ from projections.catalog.queries import CatalogReadModel
 
 async def _load(
     conn: Connection, read_model: CatalogReadModel, warehouse: WarehouseRow, namespace: str, table: str
-) -> TableRow:
+) -> TabularRow:
     ident = parse_namespace(namespace)
     row = await read_model.table(conn, warehouse.id, ident, decode_name(table))
     if row is None:

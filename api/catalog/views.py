@@ -24,11 +24,11 @@ from api.dependencies import RequestScope, parse_namespace
 from api.encoded_slash import decode_name
 from catalog_es.errors import NoSuchViewError
 from catalog_es.identifiers import Namespace
-from catalog_es.state import ViewRow, WarehouseRow
+from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.store.database import Connection
 from commands.commit_view import CommitView, handle_commit_view
 from commands.create_view import CreateView, handle_create_view
-from commands.view_lifecycle import (
+from commands.tabular_lifecycle import (
     DropView,
     RegisterView,
     RenameView,
@@ -36,13 +36,13 @@ from commands.view_lifecycle import (
     handle_register_view,
     handle_rename_view,
 )
-from commands.view_writes import ViewResult
+from commands.tabulars import TabularResult
 from projections.catalog.queries import CatalogReadModel
 
 
 async def _load(
     conn: Connection, read_model: CatalogReadModel, warehouse: WarehouseRow, namespace: str, view: str
-) -> ViewRow:
+) -> TabularRow:
     ident = parse_namespace(namespace)
     row = await read_model.view(conn, warehouse.id, ident, decode_name(view))
     if row is None:
@@ -50,8 +50,8 @@ async def _load(
     return row
 
 
-def _result(result: ViewResult) -> LoadViewResult:
-    return LoadViewResult(metadata_location=result.metadata_location, metadata=result.metadata)
+def _result(result: TabularResult) -> LoadViewResult:
+    return LoadViewResult(metadata_location=result.stored_location, metadata=result.metadata)
 
 
 class ViewsController(Controller):

@@ -61,14 +61,15 @@ def _print_history(events: list[RecordedEvent], names: dict[str, str]) -> None:
     from rich.table import Table  # noqa: PLC0415
 
     from api.cli.audit_display import describe  # noqa: PLC0415
+    from catalog_es.events.registry import short_type  # noqa: PLC0415
 
     table = Table("position", "time", "actor", "type", "entity", "change")
     for event in reversed(events):  # newest first: what an operator looks for
         kind = event.stream_id.partition("-")[0]
         entity = f"{kind} {names[event.stream_id]}" if event.stream_id in names else event.stream_id
         actor = str(event.extensions.get("actor", "anonymous"))
-        short = event.type.removeprefix("io.catalog-es.").removesuffix(".v1")
-        table.add_row(str(event.position), event.time.isoformat(), actor, short, entity, describe(event))
+        row = (str(event.position), event.time.isoformat(), actor, short_type(event.type), entity, describe(event))
+        table.add_row(*row)
     Console(width=200).print(table)
 
 

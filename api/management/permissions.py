@@ -82,8 +82,7 @@ async def _write(
     deletes = [(principal_of(a), a.type) for a in data.deletes]
     await require_may_change(conn, authz, principal, object_id, {p for _, p in writes + deletes})
     await require_principals_exist(conn, authz, principal, [who for who, _ in writes])
-    current = frozenset(await permissions_queries.assignments(conn, object_id))
-    await handle_change_assignments(ChangeAssignments(kind, object_id, writes, deletes, current, meta), ctx)
+    await handle_change_assignments(ChangeAssignments(kind, object_id, writes, deletes, meta), ctx)
 
 
 _OBJECT_ASSIGNMENTS = [

@@ -26,7 +26,6 @@ from api.management.wire import (
     UpdateRoleRequest,
 )
 from catalog_es.errors import BadRequestError, NoSuchProjectError, NotAuthorizedError
-from catalog_es.identifiers import name_key
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext
@@ -57,11 +56,6 @@ def _role(row: RoleRow) -> Role:
         created_at=row.created_at,
         updated_at=row.updated_at,
     )
-
-
-async def role_holding_name(conn: Connection, project_id: uuid.UUID, name: str) -> uuid.UUID | None:
-    row = await permissions_queries.role_by_name(conn, project_id, name_key(name))
-    return row.id if row else None
 
 
 async def _existing(conn: Connection, authz: Authorizer, principal: Principal, role_id: uuid.UUID) -> RoleRow:
@@ -98,7 +92,7 @@ class RolesController(Controller):
         )
         await _require_grants(conn, authz, req.principal, project)
         command = CreateRole(project_id=project, name=data.name, description=data.description, metadata=req.meta)
-        role_id = await handle_create_role(command, req.ctx, role_holding_name)
+        role_id = await handle_create_role(command, req.ctx)
         return await self._get(conn, role_id)
 
     @get("", operation_id="list_roles", opt=requires(in_handler))
@@ -137,7 +131,7 @@ class RolesController(Controller):
             description=data.description,
             metadata=req.meta,
         )
-        await handle_update_role(command, req.ctx, role_holding_name)
+        await handle_update_role(command, req.ctx)
         return await self._get(conn, role_id)
 
     @delete("/{role_id:uuid}", status_code=204, operation_id="delete_role", opt=requires(in_handler))
@@ -221,9 +215,8 @@ class RolesController(Controller):
         await _existing(conn, services(state).authorizer, principal, role_id)
         await _require_grants(conn, services(state).authorizer, principal, role_id)
         await require_principals_exist(conn, services(state).authorizer, principal, writes)
-        current = frozenset(await permissions_queries.assignments(conn, role_id))
         command = ChangeAssignments(
-            "role", role_id, [(m, "assignee") for m in writes], [(m, "assignee") for m in deletes], current, meta
+            "role", role_id, [(m, "assignee") for m in writes], [(m, "assignee") for m in deletes], meta
         )
         await handle_change_assignments(command, ctx)
 

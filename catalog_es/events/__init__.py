@@ -34,6 +34,7 @@ from catalog_es.events.base import (
 from catalog_es.events.catalog import (
     CATALOG_EVENTS,
     SERVER_STREAM_ENTITY,
+    CommitRebase,
     NamespaceCreated,
     NamespaceDropped,
     NamespaceEvent,
@@ -77,6 +78,7 @@ __all__ = [
     "EVENT_TYPES",
     "SERVER_STREAM_ENTITY",
     "AccessEvent",
+    "CommitRebase",
     "Event",
     "Json",
     "LastUpdatedWith",

@@ -9,12 +9,41 @@ import msgspec
 
 Json = dict[str, Any]
 
+TYPE_PREFIX = "io.catalog-es."
+
+
+def parse_type_name(type_name: str) -> tuple[str, str] | None:
+    """`io.catalog-es.table.committed.v1` -> (`table`, `committed`), for any version; None for another shape.
+
+    The one place that knows the grammar of our type names: the event classes, the NATS subject and the
+    registry's short forms all go through it.
+    """
+    if not type_name.startswith(TYPE_PREFIX):
+        return None
+    parts = type_name.removeprefix(TYPE_PREFIX).split(".")
+    if len(parts) != 3 or not parts[2].startswith("v"):
+        return None
+    return parts[0], parts[1]
+
 
 class Event(msgspec.Struct, frozen=True, kw_only=True):
     """A fact; `type_name` is its stable, versioned CloudEvents type and never changes once used."""
 
     type_name: ClassVar[str]
     stream_kind: ClassVar[str]
+    entity: ClassVar[str]  # `table` of `io.catalog-es.table.committed.v1`, set from `type_name`
+    action: ClassVar[str]  # `committed`
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Derive `entity` and `action` from `type_name` once, so a malformed name fails at import."""
+        super().__init_subclass__(**kwargs)
+        type_name = cls.__dict__.get("type_name")
+        if type_name is None:
+            return
+        parsed = parse_type_name(type_name)
+        if parsed is None:
+            raise TypeError(f"{cls.__name__}.type_name {type_name!r} is not io.catalog-es.<entity>.<action>.v<n>")
+        cls.entity, cls.action = parsed
 
     @property
     def entity_id(self) -> uuid.UUID:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import uuid
 
+import msgspec
+
 from catalog_es.events.base import Event, Json, SecretReference
 
 SERVER_STREAM_ENTITY = uuid.UUID(int=0)
@@ -160,11 +162,21 @@ class TableRegistered(TableEvent, frozen=True, kw_only=True):
     metadata: Json
 
 
-class TableCommitted(TableEvent, frozen=True, kw_only=True):
+class CommitRebase(msgspec.Struct, frozen=True, kw_only=True):
+    """A commit the server rebased: the branch, the client's base snapshot, and the head it was put on."""
+
+    ref: str
+    original_base_snapshot_id: int | None
+    new_parent_snapshot_id: int
+
+
+class TableCommitted(TableEvent, frozen=True, kw_only=True, omit_defaults=True):
     """A commit: the client's requirements and updates, and the metadata they produced.
 
     The resulting metadata is recorded whole because applying updates reads the clock
     (pyiceberg stamps `last-updated-ms` and snapshot-log entries), so replay must not re-apply them.
+    A rebased commit records the updates as applied (the rebased snapshots) and `rebased`; events
+    written before rebasing existed decode with `rebased` None.
     """
 
     type_name = "io.catalog-es.table.committed.v1"
@@ -173,6 +185,7 @@ class TableCommitted(TableEvent, frozen=True, kw_only=True):
     previous_metadata_location: str
     metadata_location: str
     metadata: Json
+    rebased: CommitRebase | None = None
 
 
 class TableRenamed(TableEvent, frozen=True, kw_only=True):

@@ -24,3 +24,25 @@ def decode_event(type_name: str, data: Json) -> Event:
     except KeyError:
         raise ValueError(f"Unknown event type {type_name!r}") from None
     return msgspec.convert(data, cls)
+
+
+def short_type(type_name: str) -> str:
+    """`io.catalog-es.table.committed.v1` -> `table.committed`, for people; an unknown name stays as it is."""
+    cls = EVENT_TYPES.get(type_name)
+    return f"{cls.entity}.{cls.action}" if cls is not None else type_name
+
+
+def full_type(name: str) -> str | None:
+    """A stored type name from its full or short form (`table.committed`); None when no event type has it."""
+    if name in EVENT_TYPES:
+        return name
+    return next((type_name for type_name, cls in EVENT_TYPES.items() if f"{cls.entity}.{cls.action}" == name), None)
+
+
+def types_of(entity: str, *actions: str) -> list[str]:
+    """The stored type names of an entity's events with these actions (all of them when none), in registry order."""
+    return [
+        type_name
+        for type_name, cls in EVENT_TYPES.items()
+        if cls.entity == entity and (not actions or cls.action in actions)
+    ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
 from typing import Any, TypeVar
 
 import pydantic
@@ -23,7 +22,6 @@ from pyiceberg.table.update import (
     _TableMetadataUpdateContext,
     _update_table_metadata_log,
 )
-from pyiceberg.utils.datetime import datetime_to_millis
 
 from catalog_es.errors import BadRequestError, CommitFailedError
 from catalog_es.events import Json
@@ -129,8 +127,12 @@ def commit(
     base_location: str | None,
     requirements: list[Json],
     updates: list[Json],
+    *,
+    now_ms: int,
 ) -> TableMetadata:
     """Validate the requirements against `base` (None: the table does not exist) and apply the updates.
+
+    `now_ms` stamps `last-updated-ms` when no update set it (the clock is injected, as for views).
 
     Raises:
         CommitFailedError: a requirement does not hold (spec: 409, the client refreshes and retries).
@@ -145,10 +147,10 @@ def commit(
             raise CommitFailedError(reference_message(requirement, base, str(exc))) from None
     try:
         if base is None:  # built up from pyiceberg's empty v1 metadata, then fully validated
-            built = _updated(MetastoreCatalog._empty_table_metadata(), parsed_updates, None)  # type: ignore[arg-type]
+            built = _updated(MetastoreCatalog._empty_table_metadata(), parsed_updates, None, now_ms)  # type: ignore[arg-type]
             updated = parse_metadata(metadata_to_json(built))
         else:
-            updated = _updated(base, parsed_updates, base_location)  # type: ignore[arg-type] # encryption-key updates are registered
+            updated = _updated(base, parsed_updates, base_location, now_ms)  # type: ignore[arg-type] # encryption-key updates are registered
         for schema in updated.schemas:  # e.g. a v3 type in a v2 table, or a v3 table downgraded
             schema.check_format_version_compatibility(updated.format_version)
     except (pydantic.ValidationError, TypeError, ValueError) as exc:
@@ -159,12 +161,13 @@ def commit(
     return updated
 
 
-def _updated(base: TableMetadata, updates: list[TableUpdate], base_location: str | None) -> TableMetadata:
+def _updated(base: TableMetadata, updates: list[TableUpdate], base_location: str | None, now_ms: int) -> TableMetadata:
     """pyiceberg's `update_table_metadata` for an existing table, without its closing deep copy.
 
     Each update is applied by pyiceberg's own function, and the metadata log and timestamp are kept
     as it keeps them; the deep copy (nine tenths of a commit's update time on a table with some
-    history) protects against mutation, and metadata objects are never mutated here.
+    history) protects against mutation, and metadata objects are never mutated here. pyiceberg reads the
+    wall clock for the timestamp; the injected `now_ms` is used instead.
     """
     context = _TableMetadataUpdateContext()
     updated = base
@@ -174,8 +177,7 @@ def _updated(base: TableMetadata, updates: list[TableUpdate], base_location: str
         if base_location:
             updated = _update_table_metadata_log(updated, base_location, base.last_updated_ms)
         if base.last_updated_ms == updated.last_updated_ms:
-            now = datetime_to_millis(datetime.now().astimezone())
-            updated = updated.model_copy(update={"last_updated_ms": now})
+            updated = updated.model_copy(update={"last_updated_ms": now_ms})
     updated.spec().check_compatible(updated.schema())
     updated.sort_order().check_compatible(updated.schema())
     return updated

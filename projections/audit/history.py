@@ -14,12 +14,10 @@ from catalog_es.events import (
     EVENT_TYPES,
     NamespaceCreated,
     TableCommitted,
-    TableCreated,
-    TableRegistered,
     ViewCommitted,
-    ViewCreated,
-    ViewRegistered,
+    WarehouseCreated,
 )
+from catalog_es.events.registry import full_type, types_of
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from catalog_es.store.migrations import Migration
@@ -38,14 +36,8 @@ _COLUMNS = (
     "global_position, id, source, type, subject, time, datacontenttype, data, extensions,"
     " stream_id, stream_version, commit_id"
 )
-_TYPE_PREFIX, _TYPE_SUFFIX = "io.catalog-es.", ".v1"
+_CREATING_TYPES = frozenset(name for kind in ("table", "view") for name in types_of(kind, "created", "registered"))
 _EVER_NAMED = "stream_id IN (SELECT stream_id FROM catalog_events WHERE type = ANY(%s) AND data->>'name' = %s)"
-_NAMED = (TableCreated, TableRegistered, ViewCreated, ViewRegistered)
-_NAMING_TYPES = (
-    *(cls.type_name for cls in _NAMED),
-    "io.catalog-es.table.renamed.v1",
-    "io.catalog-es.view.renamed.v1",
-)
 
 
 class InvalidEventFilterError(BadRequestError):
@@ -58,8 +50,8 @@ def event_type(name: str) -> str:
     Raises:
         InvalidEventFilterError: no such event type.
     """
-    full = name if name in EVENT_TYPES else f"{_TYPE_PREFIX}{name}{_TYPE_SUFFIX}"
-    if full not in EVENT_TYPES:
+    full = full_type(name)
+    if full is None:
         raise InvalidEventFilterError(f"Unknown event type {name!r}; known: {', '.join(sorted(EVENT_TYPES))}")
     return full
 
@@ -98,10 +90,10 @@ class EventFilter(msgspec.Struct, frozen=True, kw_only=True):
             clauses.append(
                 sql.SQL(
                     "(data->>'warehouse_id' = %s OR data->>'warehouse_id' IN (SELECT data->>'warehouse_id'"
-                    " FROM catalog_events WHERE type = 'io.catalog-es.warehouse.created.v1' AND data->>'name' = %s))"
+                    " FROM catalog_events WHERE type = %s AND data->>'name' = %s))"
                 )
             )
-            params += [self.warehouse, self.warehouse]
+            params += [self.warehouse, WarehouseCreated.type_name, self.warehouse]
         namespace_ids = self._namespace_ids()
         if namespace_ids is not None:
             query, values = namespace_ids
@@ -118,7 +110,7 @@ class EventFilter(msgspec.Struct, frozen=True, kw_only=True):
         for kind, name in (("table", self.table_name), ("view", self.view_name)):
             if name is not None:
                 clauses.append(sql.SQL(_EVER_NAMED))
-                params += [[t for t in _NAMING_TYPES if t.startswith(f"{_TYPE_PREFIX}{kind}.")], name]
+                params += [types_of(kind, "created", "registered", "renamed"), name]
         if self.types:
             clauses.append(sql.SQL("type = ANY(%s)"))
             params.append([event_type(name) for name in self.types])
@@ -180,7 +172,7 @@ def history_entry(event: RecordedEvent) -> HistoryEntry:
     summary: ChangeSummary | None = None
     if event.type in (TableCommitted.type_name, ViewCommitted.type_name):
         summary = summarize_updates(data.get("updates", []), data.get("metadata"))
-    elif event.type in (cls.type_name for cls in _NAMED):
+    elif event.type in _CREATING_TYPES:
         metadata = data.get("metadata", {})
         summary = summarize_updates(data.get("updates", []), metadata)
         if not data.get("updates"):

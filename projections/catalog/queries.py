@@ -7,7 +7,7 @@ from typing import Any
 
 from catalog_es.identifiers import Namespace, name_key
 from catalog_es.locations import location_key
-from catalog_es.state import ClaimConflict, NamespaceRow, ProjectRow, TableRow, ViewRow, WarehouseContents, WarehouseRow
+from catalog_es.state import ClaimConflict, NamespaceRow, ProjectRow, TabularRow, WarehouseContents, WarehouseRow
 from catalog_es.store.database import Connection
 
 WAREHOUSE_COLUMNS = (
@@ -68,7 +68,7 @@ class ManagementQueries:
 _NAMESPACE = "SELECT id, warehouse_id, parts, properties, version FROM namespaces"
 _TABLE = (
     "SELECT t.id, t.warehouse_id, t.namespace_id, n.parts, t.name, t.location, t.metadata_location,"
-    " t.metadata, t.version FROM tables t JOIN namespaces n ON n.id = t.namespace_id"
+    " t.metadata, t.version, 'table' FROM tables t JOIN namespaces n ON n.id = t.namespace_id"
 )
 _TABLE_DOCUMENT = (
     "SELECT t.metadata_location, t.metadata::text FROM tables t JOIN namespaces n ON n.id = t.namespace_id"
@@ -89,7 +89,7 @@ _CLAIM_CONFLICT = (
 )
 _VIEW = (
     "SELECT v.id, v.warehouse_id, v.namespace_id, n.parts, v.name, v.location, v.metadata_location,"
-    " v.metadata, v.version FROM views v JOIN namespaces n ON n.id = v.namespace_id"
+    " v.metadata, v.version, 'view' FROM views v JOIN namespaces n ON n.id = v.namespace_id"
 )
 
 
@@ -139,13 +139,13 @@ class CatalogReadModel(ManagementQueries):
 
     async def table(
         self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
-    ) -> TableRow | None:
+    ) -> TabularRow | None:
         row = await _one(
             conn,
             f"{_TABLE} WHERE n.warehouse_id = %s AND n.key = %s AND t.name_key = %s",
             (warehouse_id, namespace.key, name_key(name)),
         )
-        return TableRow(*row) if row else None
+        return TabularRow(*row) if row else None
 
     async def table_document(
         self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
@@ -167,13 +167,15 @@ class CatalogReadModel(ManagementQueries):
         )
         return found is not None
 
-    async def view(self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str) -> ViewRow | None:
+    async def view(
+        self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
+    ) -> TabularRow | None:
         row = await _one(
             conn,
             f"{_VIEW} WHERE n.warehouse_id = %s AND n.key = %s AND v.name_key = %s",
             (warehouse_id, namespace.key, name_key(name)),
         )
-        return ViewRow(*row) if row else None
+        return TabularRow(*row) if row else None
 
     async def view_id_taken(self, conn: Connection, view_id: uuid.UUID) -> bool:
         return await _one(conn, "SELECT 1 FROM views WHERE id = %s", (view_id,)) is not None

@@ -9,6 +9,7 @@ from typing import Any
 
 import msgspec
 
+from catalog_es.events import PrivilegeGranted, ServerBootstrapped
 from catalog_es.privileges import IMPLIED_BY, PRIVILEGES, SERVER_OBJECT_ID
 from catalog_es.store.database import Connection
 from projections.audit.as_of import position_at
@@ -116,15 +117,17 @@ async def _granting_event(
         "position": position,
         "object": str(object_id),
         "server": object_id == SERVER_OBJECT_ID,
+        "granted": PrivilegeGranted.type_name,
+        "bootstrapped": ServerBootstrapped.type_name,
     }
     for query in (
         "SELECT id, global_position, time, type, extensions->>'actor' FROM catalog_events"
-        " WHERE stream_id = %(stream)s AND type = 'io.catalog-es.privilege.granted.v1'"
+        " WHERE stream_id = %(stream)s AND type = %(granted)s"
         " AND data->>'principal' = %(principal)s AND data->>'privilege' = %(privilege)s"
         " AND global_position <= %(position)s ORDER BY global_position DESC LIMIT 1",
         "SELECT id, global_position, time, type, extensions->>'actor' FROM catalog_events"
         " WHERE (stream_id LIKE '%%-' || %(object)s AND stream_version = 1"
-        " OR %(server)s AND type = 'io.catalog-es.server.bootstrapped.v1')"
+        " OR %(server)s AND type = %(bootstrapped)s)"
         " AND 'user:' || (extensions->>'actor') = %(principal)s AND global_position <= %(position)s"
         " ORDER BY global_position LIMIT 1",
     ):

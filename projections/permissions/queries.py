@@ -245,3 +245,20 @@ async def is_inside(conn: Connection, object_id: uuid.UUID, container_id: uuid.U
     )
     row = await cursor.fetchone()
     return bool(row and row[0])
+
+
+class AccessReadModel:
+    """`catalog_es.state.AccessState` over the permissions read model (the functions above)."""
+
+    async def role_by_name(self, conn: Connection, project_id: uuid.UUID, name: str) -> uuid.UUID | None:
+        row = await role_by_name(conn, project_id, name_key(name))
+        return row.id if row else None
+
+    async def assignments(self, conn: Connection, object_id: uuid.UUID) -> list[tuple[str, str]]:
+        return await assignments(conn, object_id)
+
+    async def user_exists(self, conn: Connection, user_id: str) -> bool:
+        return await user(conn, user_id) is not None
+
+    async def object_kind(self, conn: Connection, object_id: uuid.UUID) -> str | None:
+        return await object_kind(conn, object_id)

@@ -10,6 +10,7 @@ from urllib.parse import unquote
 import msgspec
 from cloudevents.core.v1.event import CloudEvent
 
+from catalog_es.events.base import parse_type_name
 from catalog_es.store.eventstore import RecordedEvent
 from projections.cloudevents import cloudevent, document, wire_attributes
 from projections.relay.config import ContentMode
@@ -17,7 +18,6 @@ from projections.relay.config import ContentMode
 MSG_ID_HEADER = "Nats-Msg-Id"
 CONTENT_TYPE_HEADER = "Content-Type"
 STRUCTURED_CONTENT_TYPE = "application/cloudevents+json"
-_TYPE_PREFIX = "io.catalog-es."
 # Binding spec (nats-protocol-binding, binary mode): percent-encode space, '"', '%' and anything
 # outside printable ASCII; everything else travels as is.
 _HEADER_UNSAFE = re.compile(r'[^\x21-\x7e]|["%]')
@@ -53,10 +53,8 @@ def _percent_encode(match: re.Match[str]) -> str:
 
 def entity_and_action(event_type: str) -> tuple[str, str]:
     """`io.catalog-es.table.committed.v1` → (`table`, `committed`); other shapes keep their text."""
-    parts = event_type.removeprefix(_TYPE_PREFIX).split(".")
-    if len(parts) == 3 and parts[2].startswith("v"):
-        return parts[0], parts[1]
-    return "_", event_type
+    parsed = parse_type_name(event_type)
+    return parsed if parsed is not None else ("_", event_type)
 
 
 def subject_for(prefix: str, event: RecordedEvent) -> str:

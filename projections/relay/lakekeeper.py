@@ -7,7 +7,19 @@ from typing import Any
 
 import msgspec
 
-from catalog_es.events import NamespaceCreated
+from catalog_es.events import (
+    NamespaceCreated,
+    TableCommitted,
+    TableCreated,
+    TableDropped,
+    TableRegistered,
+    TableRenamed,
+    ViewCommitted,
+    ViewCreated,
+    ViewDropped,
+    ViewRenamed,
+)
+from catalog_es.events.registry import types_of
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from projections.relay.binding import (
@@ -20,15 +32,15 @@ from projections.relay.binding import (
 
 # Our stable type names → Lakekeeper's (it has no event for registering a view).
 LAKEKEEPER_TYPES = {
-    "io.catalog-es.table.created.v1": "createTable",
-    "io.catalog-es.table.registered.v1": "registerTable",
-    "io.catalog-es.table.committed.v1": "updateTable",
-    "io.catalog-es.table.renamed.v1": "renameTable",
-    "io.catalog-es.table.dropped.v1": "dropTable",
-    "io.catalog-es.view.created.v1": "createView",
-    "io.catalog-es.view.committed.v1": "updateView",
-    "io.catalog-es.view.renamed.v1": "renameView",
-    "io.catalog-es.view.dropped.v1": "dropView",
+    TableCreated.type_name: "createTable",
+    TableRegistered.type_name: "registerTable",
+    TableCommitted.type_name: "updateTable",
+    TableRenamed.type_name: "renameTable",
+    TableDropped.type_name: "dropTable",
+    ViewCreated.type_name: "createView",
+    ViewCommitted.type_name: "updateView",
+    ViewRenamed.type_name: "renameView",
+    ViewDropped.type_name: "dropView",
 }
 # Fixed namespace: the compatible event's id is derived from the catalog event's, so a re-publish dedups.
 _ID_NAMESPACE = uuid.UUID("5a0c6c36-4a55-4a35-9a34-8c43a7a9a1c1")
@@ -140,10 +152,8 @@ def lakekeeper_message(
 
 
 _KINDS = ("table", "view")
-_NAMING_TYPES = [
-    f"io.catalog-es.{kind}.{action}.v1" for kind in _KINDS for action in ("created", "registered", "renamed")
-]
-_DROPPED_TYPES = {f"io.catalog-es.{kind}.dropped.v1" for kind in _KINDS}
+_NAMING_TYPES = [name for kind in _KINDS for name in types_of(kind, "created", "registered", "renamed")]
+_DROPPED_TYPES = {name for kind in _KINDS for name in types_of(kind, "dropped")}
 _LAST_NAMING_EVENT = (
     "SELECT data FROM catalog_events WHERE stream_id = %s AND type = ANY(%s) AND global_position < %s"
     " ORDER BY global_position DESC LIMIT 1"

@@ -137,6 +137,8 @@ def start_catalog_es(dsn: str, work: Path, workers: int) -> tuple[Server, float]
     env = _clean_env() | {
         "CATALOG_ES__PG_DSN": dsn,
         "CATALOG_ES__DATA_DIR": str(work / "catalog-es"),
+        # With an external database the server has no file root unless named: the `demo` warehouse's, as embedded.
+        "CATALOG_ES__FILE_STORAGE_ROOTS": str(work / "catalog-es" / "warehouse"),
         "CATALOG_ES__PORT": str(port),
         "CATALOG_ES__LOG_LEVEL": "warning",
         "CATALOG_ES__NATS__ENABLED": "false",

@@ -17,7 +17,7 @@ from commands.namespaces import (
     handle_create_namespace,
     handle_update_namespace_properties,
 )
-from commands.table_lifecycle import DropTable, RenameTable, handle_drop_table, handle_rename_table
+from commands.tabular_lifecycle import DropTable, RenameTable, handle_drop_table, handle_rename_table
 from projections.audit.as_of import catalog_as_of
 from projections.audit.history import EventFilter, entity_history, read_event_page
 

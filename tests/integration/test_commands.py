@@ -33,7 +33,7 @@ from commands.namespaces import (
     handle_drop_namespace,
     handle_update_namespace_properties,
 )
-from commands.table_lifecycle import DropTable, RenameTable, handle_drop_table, handle_rename_table
+from commands.tabular_lifecycle import DropTable, RenameTable, handle_drop_table, handle_rename_table
 
 META = EventMetadata(actor="alice", request_id="req-7")
 SCHEMA = {

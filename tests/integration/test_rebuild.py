@@ -32,7 +32,7 @@ from commands.projects import (
     handle_delete_project,
     handle_rename_project,
 )
-from commands.table_lifecycle import (
+from commands.tabular_lifecycle import (
     DropTable,
     RegisterTable,
     RenameTable,

@@ -16,7 +16,7 @@ from catalog_es.store.eventstore import EventMetadata, EventStore
 from commands.commit_table import CommitTable, handle_commit_table
 from commands.create_table import CreateTable, handle_create_table
 from commands.namespaces import CreateNamespace, handle_create_namespace
-from commands.table_lifecycle import DropTable, RenameTable, handle_drop_table, handle_rename_table
+from commands.tabular_lifecycle import DropTable, RenameTable, handle_drop_table, handle_rename_table
 from projections.relay.binding import message_position, to_document, to_message
 from projections.relay.config import RelayConfig, StreamOptions
 from projections.relay.jetstream import JetStreamPublisher, StreamMismatchError

@@ -13,7 +13,7 @@ from catalog_es.store.eventstore import EventMetadata
 from commands.commit_view import CommitView, handle_commit_view
 from commands.create_view import CreateView, handle_create_view
 from commands.namespaces import CreateNamespace, DropNamespace, handle_create_namespace, handle_drop_namespace
-from commands.view_lifecycle import (
+from commands.tabular_lifecycle import (
     DropView,
     RegisterView,
     RenameView,

@@ -10,6 +10,7 @@ import pytest
 
 from catalog_es.events import (
     EVENT_TYPES,
+    CommitRebase,
     Event,
     NamespaceCreated,
     NamespaceDropped,
@@ -209,3 +210,13 @@ def test_decode_event_raises_when_type_is_unknown():
 def test_decode_event_raises_when_payload_misses_a_field():
     with pytest.raises(msgspec.ValidationError):
         decode_event(ProjectCreated.type_name, {"name": "x"})
+
+
+def test_table_committed_records_a_rebase_only_when_the_server_rebased_it():
+    plain = next(sample for sample in SAMPLES if isinstance(sample, TableCommitted))
+    assert "rebased" not in event_data(plain)  # payloads of plain commits are as before
+    assert decode_event(TableCommitted.type_name, event_data(plain)).rebased is None
+    rebase = CommitRebase(ref="main", original_base_snapshot_id=None, new_parent_snapshot_id=7)
+    data = event_data(msgspec.structs.replace(plain, rebased=rebase))
+    assert data["rebased"] == {"ref": "main", "original_base_snapshot_id": None, "new_parent_snapshot_id": 7}
+    assert decode_event(TableCommitted.type_name, data).rebased == rebase

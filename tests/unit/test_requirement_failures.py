@@ -9,6 +9,8 @@ import pytest
 from catalog_es.errors import CommitFailedError
 from catalog_es.metadata.tables import commit, new_metadata
 
+NOW_MS = 1_700_000_000_000
+
 SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": True}]}
 TABLE_UUID = uuid.UUID("9c12d441-03fe-4693-9a96-a0705ddf69c1")
 BASE = new_metadata(
@@ -36,6 +38,7 @@ WITH_MAIN = commit(
         {"action": "add-snapshot", "snapshot": SNAPSHOT},
         {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": 101},
     ],
+    now_ms=NOW_MS,
 )
 SET_PROPERTY = [{"action": "set-properties", "updates": {"k": "v"}}]
 
@@ -68,6 +71,6 @@ SET_PROPERTY = [{"action": "set-properties", "updates": {"k": "v"}}]
 )
 def test_failed_requirement_is_worded_as_the_reference_server_words_it(requirement, message):
     with pytest.raises(CommitFailedError) as failed:
-        commit(WITH_MAIN, None, [requirement], SET_PROPERTY)
+        commit(WITH_MAIN, None, [requirement], SET_PROPERTY, now_ms=NOW_MS)
 
     assert str(failed.value) == message

@@ -16,6 +16,7 @@ from catalog_es.metadata.tables import (
     parse_metadata,
 )
 
+NOW_MS = 1_700_000_000_000
 LOCATION = "file:///wh/ns/t"
 BASE_LOCATION = f"{LOCATION}/metadata/00000-{uuid.UUID(int=1)}.metadata.json"
 SCHEMA = {
@@ -95,27 +96,35 @@ def test_metadata_json_round_trips_when_parsed_back():
 
 def test_commit_raises_commit_failed_when_table_uuid_requirement_fails():
     with pytest.raises(CommitFailedError):
-        commit(_metadata(), BASE_LOCATION, [{"type": "assert-table-uuid", "uuid": str(uuid.uuid4())}], [])
+        commit(
+            _metadata(), BASE_LOCATION, [{"type": "assert-table-uuid", "uuid": str(uuid.uuid4())}], [], now_ms=NOW_MS
+        )
 
 
 def test_commit_raises_commit_failed_when_schema_id_requirement_fails():
     with pytest.raises(CommitFailedError):
-        commit(_metadata(), BASE_LOCATION, [{"type": "assert-current-schema-id", "current-schema-id": 7}], [])
+        commit(
+            _metadata(),
+            BASE_LOCATION,
+            [{"type": "assert-current-schema-id", "current-schema-id": 7}],
+            [],
+            now_ms=NOW_MS,
+        )
 
 
 def test_commit_raises_commit_failed_when_assert_create_meets_an_existing_table():
     with pytest.raises(CommitFailedError):
-        commit(_metadata(), BASE_LOCATION, [{"type": "assert-create"}], [])
+        commit(_metadata(), BASE_LOCATION, [{"type": "assert-create"}], [], now_ms=NOW_MS)
 
 
 def test_commit_raises_bad_request_when_update_action_is_unknown():
     with pytest.raises(BadRequestError):
-        commit(_metadata(), BASE_LOCATION, [], [{"action": "frobnicate"}])
+        commit(_metadata(), BASE_LOCATION, [], [{"action": "frobnicate"}], now_ms=NOW_MS)
 
 
 def test_commit_raises_bad_request_when_requirement_type_is_unknown():
     with pytest.raises(BadRequestError):
-        commit(_metadata(), BASE_LOCATION, [{"type": "assert-nothing"}], [])
+        commit(_metadata(), BASE_LOCATION, [{"type": "assert-nothing"}], [], now_ms=NOW_MS)
 
 
 def test_commit_applies_updates_when_requirements_hold():
@@ -128,6 +137,7 @@ def test_commit_applies_updates_when_requirements_hold():
             {"action": "set-properties", "updates": {"c": "3"}},
             {"action": "remove-properties", "removals": ["a"]},
         ],
+        now_ms=NOW_MS,
     )
     assert updated.properties == {"write.parquet.compression-codec": "zstd", "b": "2", "c": "3"}
     assert [entry.metadata_file for entry in updated.metadata_log] == [BASE_LOCATION]
@@ -147,6 +157,7 @@ def test_commit_makes_added_schema_current_when_set_current_schema_is_minus_one(
             {"action": "add-schema", "schema": new_schema, "last-column-id": 3},
             {"action": "set-current-schema", "schema-id": -1},
         ],
+        now_ms=NOW_MS,
     )
     assert [schema.schema_id for schema in updated.schemas] == [0, 1]
     assert updated.current_schema_id == 1
@@ -194,3 +205,10 @@ def test_only_referenced_snapshots_is_empty_when_nothing_is_referenced():
 
 def test_only_referenced_snapshots_gives_empty_list_when_document_has_no_snapshots():
     assert only_referenced_snapshots({"refs": {}})["snapshots"] == []
+
+
+def test_commit_stamps_the_injected_time_when_no_update_sets_it():
+    updated = commit(
+        _metadata(), BASE_LOCATION, [], [{"action": "set-properties", "updates": {"k": "v"}}], now_ms=1_234_567
+    )
+    assert updated.last_updated_ms == 1_234_567

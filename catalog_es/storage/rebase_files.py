@@ -1,0 +1,187 @@
+"""The IO of a server-side rebase: manifest lists and manifests read, new manifest lists written (blocking).
+
+All through the warehouse's storage, so every file read or written is confined to the warehouse; the
+Avro is pyiceberg's (its manifest-list reader and writer, its manifest entry reader).
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import OrderedDict
+from contextlib import suppress
+from dataclasses import dataclass
+
+import structlog
+from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus, ManifestFile, read_manifest_list, write_manifest_list
+from pyiceberg.table import TableProperties
+from pyiceberg.table.locations import load_location_provider
+from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.table.snapshots import Snapshot
+from pyiceberg.table.update.snapshot import _new_manifest_list_file_name
+
+from catalog_es.events import Json
+from catalog_es.metadata.rebase import (
+    PartitionKey,
+    RebasePlan,
+    as_written,
+    conflicting,
+    rebased_manifests,
+    rebased_snapshot,
+    rebased_updates,
+    touched_partitions,
+)
+from catalog_es.storage.files import WarehouseStorage
+
+
+class _ManifestLists:
+    """Parsed manifest lists by storage and location, the most recent few.
+
+    A manifest list is written once and never changed, and on a hot table the head's list is the one the
+    previous rebase wrote and the next client's base: reading it again would be most of a rebase's IO.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._lists: OrderedDict[tuple[WarehouseStorage, str], list[ManifestFile]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def read(self, storage: WarehouseStorage, location: str) -> list[ManifestFile]:
+        io = storage.file_io(location)  # confined to the warehouse, cached or not
+        with self._lock:
+            found = self._lists.get((storage, location))
+            if found is not None:
+                self._lists.move_to_end((storage, location))
+                return found
+        manifests = list(read_manifest_list(io.new_input(location)))
+        self.keep(storage, location, manifests)
+        return manifests
+
+    def keep(self, storage: WarehouseStorage, location: str, manifests: list[ManifestFile]) -> None:
+        with self._lock:
+            self._lists[(storage, location)] = manifests
+            while len(self._lists) > self._size:
+                self._lists.popitem(last=False)
+
+
+_LISTS = _ManifestLists(size=64)
+_log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class RebasedCommit:
+    """The commit to make instead of the client's, and the manifest lists written for it."""
+
+    requirements: list[Json]
+    updates: list[Json]
+    manifest_lists: list[str]
+
+
+def rebase_commit(
+    storage: WarehouseStorage,
+    current: TableMetadata,
+    plan: RebasePlan,
+    commit_uuid: uuid.UUID,
+    attempt: int,
+    now_ms: int,
+) -> RebasedCommit | None:
+    """Write the rebased manifest lists and return the commit naming them; None when the commit conflicts.
+
+    A manifest file or list that cannot be read (outside the warehouse, missing, not Avro) also answers None:
+    the commit then gets the 409 it got before rebasing existed, never an error of the server's making.
+
+    Raises:
+        StorageAccessError, OSError: a new manifest list could not be written (nothing is left behind).
+    """
+    try:
+        lists = _rebased_lists(storage, current, plan)
+    except Exception:  # whatever a client-named file makes pyiceberg raise (even SystemError), the commit stays a 409
+        _log.info("rebase_unreadable_manifests", exc_info=True)
+        return None
+    if lists is None:
+        return None
+    provider = load_location_provider(current.location, current.properties)
+    compression = current.properties.get(
+        TableProperties.WRITE_AVRO_COMPRESSION, TableProperties.WRITE_AVRO_COMPRESSION_DEFAULT
+    )
+    written: list[str] = []
+    rebased: list[Snapshot] = []
+    parent, sequence_number = plan.head, current.next_sequence_number()
+    try:
+        for snapshot, manifests in zip(plan.snapshots, lists, strict=True):
+            name = _new_manifest_list_file_name(
+                snapshot_id=snapshot.snapshot_id, attempt=attempt, commit_uuid=commit_uuid
+            )
+            location = provider.new_metadata_location(name)
+            parent = rebased_snapshot(snapshot, parent, sequence_number, location, now_ms)
+            output = storage.file_io(location).new_output(location)
+            written.append(location)
+            with write_manifest_list(
+                format_version=current.format_version,
+                output_file=output,
+                snapshot_id=parent.snapshot_id,
+                parent_snapshot_id=parent.parent_snapshot_id,
+                sequence_number=parent.sequence_number,
+                avro_compression=compression,  # type: ignore[arg-type] # a table property, as pyiceberg reads it
+            ) as writer:
+                writer.add_manifests(manifests)
+            _LISTS.keep(storage, location, as_written(manifests, sequence_number))
+            rebased.append(parent)
+            if current.format_version > 1:
+                sequence_number += 1
+    except BaseException:
+        delete_manifest_lists(storage, written)
+        raise
+    return RebasedCommit(requirements=plan.requirements, updates=rebased_updates(plan, rebased), manifest_lists=written)
+
+
+def _rebased_lists(
+    storage: WarehouseStorage, current: TableMetadata, plan: RebasePlan
+) -> list[list[ManifestFile]] | None:
+    """The manifests of each rebased list, from the client's, its base's and the head's lists; None: a conflict."""
+    base = current.snapshot_by_id(plan.original_base) if plan.original_base is not None else None
+    base_list = _manifest_list(storage, base.manifest_list) if base is not None else []
+    client_lists = [_manifest_list(storage, snapshot.manifest_list) for snapshot in plan.snapshots]
+    head_list = _manifest_list(storage, plan.head.manifest_list)
+    lists = rebased_manifests(base_list, head_list, client_lists, plan.snapshots, current.default_spec_id)
+    if lists is None or (not plan.append_only and _overlaps(storage, plan, client_lists)):
+        return None
+    return lists
+
+
+def delete_manifest_lists(storage: WarehouseStorage, locations: list[str]) -> None:
+    """Best effort: a list no commit names is only an orphan file inside the table's location."""
+    for location in locations:
+        with suppress(Exception):
+            storage.delete_file(location)
+
+
+def _manifest_list(storage: WarehouseStorage, location: str) -> list[ManifestFile]:
+    return _LISTS.read(storage, location)
+
+
+def _changed_entries(storage: WarehouseStorage, manifests: list[ManifestFile], snapshot_id: int) -> list[ManifestEntry]:
+    """The files a snapshot added or removed, from the manifests it wrote."""
+    entries: list[ManifestEntry] = []
+    for manifest in manifests:
+        if manifest.added_snapshot_id != snapshot_id:
+            continue
+        io = storage.file_io(manifest.manifest_path)
+        entries += [
+            entry
+            for entry in manifest.fetch_manifest_entry(io, discard_deleted=False)
+            if entry.snapshot_id == snapshot_id and entry.status != ManifestEntryStatus.EXISTING
+        ]
+    return entries
+
+
+def _overlaps(storage: WarehouseStorage, plan: RebasePlan, client_lists: list[list[ManifestFile]]) -> bool:
+    """Whether the client's changes touch a partition that a commit since its base touched."""
+    client: set[PartitionKey] = set()
+    for snapshot, manifests in zip(plan.snapshots, client_lists, strict=True):
+        client |= touched_partitions(_changed_entries(storage, manifests, snapshot.snapshot_id))
+    concurrent: set[PartitionKey] = set()
+    for snapshot in plan.concurrent:
+        manifests = _manifest_list(storage, snapshot.manifest_list)
+        concurrent |= touched_partitions(_changed_entries(storage, manifests, snapshot.snapshot_id))
+    return conflicting(client, concurrent)
