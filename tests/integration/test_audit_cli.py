@@ -14,7 +14,7 @@ from api.cli.audit_export import SCHEMA
 from catalog_es.identifiers import Namespace
 from commands.create_table import CreateTable, handle_create_table
 from commands.namespaces import CreateNamespace, handle_create_namespace
-from commands.table_lifecycle import RenameTable, handle_rename_table
+from commands.tabular_lifecycle import RenameTable, handle_rename_table
 from tests.integration.conftest import META, OpenCatalog
 
 
