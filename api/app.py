@@ -20,12 +20,14 @@ from api.container import open_services
 from api.dependencies import DEPENDENCIES
 from api.errors import EXCEPTION_HANDLERS
 from api.health import health
+from api.http_metrics import HttpMetrics, HttpMetricsMiddleware
 from api.logging import RequestIdMiddleware
 from api.management import management_router
 from api.metrics import METRICS_ROUTER, metrics_text, serve_text
 from api.openapi import API_DOCS_ROUTES
 from api.settings import Settings
 from catalog_es.storage.outbound import disable_ambient_identity
+from projections.catalog.warehouse_invalidation import follow_warehouse_events
 from projections.relay.metrics import RelayMetrics
 
 
@@ -33,6 +35,7 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
     """The catalog API on a migrated database at `dsn`; `/metrics` shows the in-process relay's figures."""
 
     auth = build_auth(settings)
+    http_metrics = HttpMetrics()
     disable_ambient_identity()  # before any storage client exists (also for apps built without the CLI)
 
     @asynccontextmanager
@@ -42,6 +45,7 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
             settings, dsn, authorizer=auth.authorizer, provisioner=auth.provisioner, relay_metrics=relay_metrics
         ) as built:
             app.state.services = built
+            app.state.http_metrics, http_metrics.pool.pool = http_metrics, built.pool
             # What exists now lives as long as the server: out of the collector's sight, a full collection
             # no longer walks ~180k startup objects (a 100-170 ms pause every few seconds under load).
             gc.collect()
@@ -73,10 +77,11 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
         guards=[authorize] if auth.authorizer.enabled else [],
         middleware=[
             RequestIdMiddleware(),
+            HttpMetricsMiddleware(http_metrics),
             *([auth.middleware] if auth.verifier is not None else []),
             BodyCheckMiddleware(),
         ],
-        lifespan=[lifespan],
+        lifespan=[lifespan, follow_warehouse_events(dsn)],  # the log invalidates the cache
         openapi_config=OpenAPIConfig(
             title="catalog-es",
             version=version("catalog-es"),

@@ -68,7 +68,11 @@ async def open_services(
     min_size, max_size = pool_size
     pool = await open_pool(dsn, min_size=min_size, max_size=max_size, checkout_timeout=settings.pg_pool_timeout_seconds)
     try:
-        clock, ids, warehouses = SystemClock(), RandomIds(), WarehouseCache()
+        clock, ids, warehouses = (
+            SystemClock(),
+            RandomIds(),
+            WarehouseCache(ttl=None),
+        )  # the log invalidates it (follow_warehouse_events)
         state = read_model or CatalogReadModel()
         store = EventStore(
             pool,

@@ -59,12 +59,13 @@ def projector_text(statuses: list[ProjectorStatus]) -> str:
 
 
 async def metrics_text(state: State) -> str:
-    """Everything this process exposes: the in-process relay's figures and every projector's lag."""
+    """Everything this process exposes: the in-process relay's figures, every projector's lag, HTTP and pool."""
     built = services(state)
     text = prometheus_text(built.relay_metrics)
     async with built.store.connection() as conn:
         text += projector_text(await all_statuses(conn, datetime.now(UTC)))
-    return text
+    http_metrics = getattr(state, "http_metrics", None)
+    return text + (http_metrics.text() if http_metrics is not None else "")
 
 
 @get("/metrics", include_in_schema=False, opt=requires(server_operator))

@@ -63,6 +63,9 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # How long a request waits for a database connection; past it (the database is down) it gets 503 + Retry-After.
     pg_pool_timeout_seconds: float = 2.0
     idempotency_key_lifetime_minutes: int = 30
+    # SIGTERM: stop accepting, let requests in flight finish for up to this long, then close what is left.
+    graceful_shutdown_seconds: Annotated[float, msgspec.Meta(ge=0)] = 30.0
+    allow_newer_schema: bool = False  # run against a database a newer catalog-es migrated (schema_guard.py)
     workers: int = 1  # uvicorn worker processes; more than 1 runs the relay and projectors only as their own processes
     enable_default_project: bool = True  # requests without `x-project-id` use the NIL-UUID project
     # Deepest namespace createNamespace accepts (Lakekeeper's limit is 5); deeper ones get 400.

@@ -16,6 +16,13 @@ if TYPE_CHECKING:
     from projections.relay.config import RelayConfig
 
 _PORT_RANGE = (1, 65535)
+AllowNewerSchema = Annotated[
+    bool | None,
+    typer.Option(
+        "--allow-newer-schema",
+        help="Run on a database a newer catalog-es migrated [env CATALOG_ES__ALLOW_NEWER_SCHEMA]",
+    ),
+]
 
 
 def _connect_banner(settings: Settings) -> str:
@@ -90,20 +97,24 @@ def serve(
         int | None, typer.Option(min=_PORT_RANGE[0], max=_PORT_RANGE[1], help="Port to listen on [default: 8181]")
     ] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="uvicorn worker processes [default: 1]")] = None,
+    allow_newer_schema: AllowNewerSchema = None,
 ) -> None:
     """Run the catalog: migrate, bootstrap the default warehouse, serve the API (and the NATS relay)."""
     from api.logging import configure_logging  # noqa: PLC0415 - the CLI imports lazily (fast --help)
     from api.runtime.asgi import run_fast, serve_workers  # noqa: PLC0415
-    from api.runtime.database import bootstrap, migrate  # noqa: PLC0415
+    from api.runtime.database import bootstrap  # noqa: PLC0415
     from api.runtime.nats import nats_url  # noqa: PLC0415
+    from api.runtime.schema_check import migrate_or_exit  # noqa: PLC0415
 
-    settings = cli_settings(data_dir, create=True, host=host, port=port, workers=workers)
+    settings = cli_settings(
+        data_dir, create=True, host=host, port=port, workers=workers, allow_newer_schema=allow_newer_schema or None
+    )
     if not _PORT_RANGE[0] <= settings.port <= _PORT_RANGE[1]:  # from the environment, which typer does not check
         fail(f"port {settings.port} is not in {_PORT_RANGE[0]}..{_PORT_RANGE[1]}", 2)
     _stop_on_sigterm()
     configure_logging(settings.log_level, json=settings.log_json)
     dsn = cli_dsn(settings)
-    asyncio.run(migrate(dsn))
+    migrate_or_exit(dsn, settings.allow_newer_schema)
     asyncio.run(bootstrap(dsn, settings))
     if settings.workers > 1:
         typer.echo(_connect_banner(settings))
@@ -119,10 +130,10 @@ def serve(
             embedded_nats.stop()
 
 
-def migrate_command(data_dir: DataDir = None) -> None:
-    """Create or upgrade the database schema (idempotent)."""
-    from api.runtime.database import migrate  # noqa: PLC0415 - the CLI imports lazily (fast --help)
+def migrate_command(data_dir: DataDir = None, allow_newer_schema: AllowNewerSchema = None) -> None:
+    """Create or upgrade the database schema (idempotent); refuses a database a newer version migrated."""
+    from api.runtime.schema_check import migrate_or_exit  # noqa: PLC0415 - the CLI imports lazily (fast --help)
 
-    settings = cli_settings(data_dir, create=True)
-    applied = asyncio.run(migrate(cli_dsn(settings)))
+    settings = cli_settings(data_dir, create=True, allow_newer_schema=allow_newer_schema or None)
+    applied = migrate_or_exit(cli_dsn(settings), settings.allow_newer_schema)
     typer.echo(f"applied: {', '.join(applied)}" if applied else "schema is up to date")

@@ -41,6 +41,7 @@ def _options(settings: Settings) -> dict[str, Any]:
         "loop": "uvloop" if uvloop is not None else "asyncio",
         "log_config": None,
         "access_log": False,
+        "timeout_graceful_shutdown": settings.graceful_shutdown_seconds,  # SIGTERM drains, but not forever
     }
 
 

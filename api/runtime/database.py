@@ -13,6 +13,7 @@ from catalog_es.store.eventstore import EventMetadata
 from catalog_es.store.idempotency import IDEMPOTENCY_MIGRATIONS
 from catalog_es.store.metrics_reports import METRICS_MIGRATIONS
 from catalog_es.store.migrations import EVENT_STORE_MIGRATIONS, apply_migrations
+from catalog_es.store.schema_guard import check_not_newer
 from catalog_es.store.secrets import SECRETS_MIGRATIONS
 from commands.bootstrap import EnsureDefaultWarehouse, handle_ensure_default_warehouse
 from projections.audit.history import EVENT_HISTORY_MIGRATIONS
@@ -37,10 +38,13 @@ def database_dsn(settings: Settings) -> str:
     return settings.pg_dsn or embedded_dsn(settings.data_path)
 
 
-async def migrate(dsn: str) -> list[str]:
+async def migrate(dsn: str, *, allow_newer_schema: bool = False) -> list[str]:
+    """Apply what is missing; refuse (NewerSchemaError) a database a newer version migrated unless allowed."""
     pool = await open_pool(dsn, min_size=1, max_size=1)
     try:
         async with pool.connection() as conn:
+            if not allow_newer_schema:
+                await check_not_newer(conn, ALL_MIGRATIONS)
             return await apply_migrations(conn, ALL_MIGRATIONS)
     finally:
         await pool.close()

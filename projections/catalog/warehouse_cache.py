@@ -1,7 +1,9 @@
 """Warehouse rows by id, kept for a few seconds: a catalog request resolves its `{prefix}` without a query.
 
 Every warehouse event of this process drops its entry (the store calls `forget` like an inline projection),
-so a change made here is seen by the next request; other processes see it within about `ttl` seconds. An
+so a change made here is seen by the next request. Other processes: with `ttl=None` the log invalidates
+(projections/catalog/warehouse_invalidation.py follows the log: a request first waits until every commit made
+before it arrived was looked at; no row is cached while nothing follows); with a `ttl`, within about `ttl` s. An
 expired row is served while one background lookup refreshes it, and concurrent misses share one lookup: a
 request holding a pooled connection never waits for a second one here, except on the very first lookup.
 """
@@ -12,7 +14,7 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from catalog_es.state import WarehouseRow
 from catalog_es.store.database import Connection
@@ -24,8 +26,9 @@ Loader = Callable[[], Awaitable[WarehouseRow | None]]
 
 
 class WarehouseCache:
-    def __init__(self, ttl: float = 2.0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, ttl: float | None = 2.0, clock: Callable[[], float] = time.monotonic) -> None:
         self._ttl = ttl
+        self._sync: Callable[[], Awaitable[None]] | None = None  # ttl=None: rows are cached only while followed
         self._clock = clock
         self._rows: dict[uuid.UUID, tuple[float, WarehouseRow]] = {}
         self._loading: dict[uuid.UUID, asyncio.Task[WarehouseRow | None]] = {}
@@ -33,10 +36,14 @@ class WarehouseCache:
 
     async def get(self, warehouse_id: uuid.UUID, load: Loader) -> WarehouseRow | None:
         """The cached row (refreshed in the background once expired), else `load()`; misses are never cached."""
+        if self._ttl is None:
+            if self._sync is None:
+                return await load()
+            await self._sync()
         cached = self._rows.get(warehouse_id)
         if cached is None:
             return await self._load(warehouse_id, load)
-        if self._clock() - cached[0] >= self._ttl and warehouse_id not in self._loading:
+        if self._ttl is not None and self._clock() - cached[0] >= self._ttl and warehouse_id not in self._loading:
             task = self._start(warehouse_id, load)
             task.add_done_callback(_ignore_failure)
         return cached[1]
@@ -49,6 +56,21 @@ class WarehouseCache:
                 self._forgotten += 1
                 with contextlib.suppress(ValueError):
                     self._rows.pop(uuid.UUID(event.stream_id.removeprefix(_WAREHOUSE_STREAM)), None)
+
+    def follow(self, sync: Callable[[], Awaitable[None]] | None) -> None:
+        """Start (`sync`: returns once every earlier commit reached `drop`) or stop trusting a log follower.
+
+        Either way every row cached so far is dropped.
+        """
+        self._sync = sync
+        self._forgotten += 1
+        self._rows.clear()
+
+    def drop(self, warehouse_ids: Iterable[uuid.UUID]) -> None:
+        """Forget warehouses another process changed."""
+        for warehouse_id in warehouse_ids:
+            self._forgotten += 1
+            self._rows.pop(warehouse_id, None)
 
     async def _load(self, warehouse_id: uuid.UUID, load: Loader) -> WarehouseRow | None:
         task = self._loading.get(warehouse_id) or self._start(warehouse_id, load)

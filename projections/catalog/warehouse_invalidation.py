@@ -1,0 +1,138 @@
+"""Keeps a process's warehouse cache coherent with the log: what a commit changed is dropped before it is served.
+
+Every append notifies `catalog_events` (in commit order). One connection LISTENs, so a change is dropped at
+once even while no request comes; a second one reads the log head and which warehouse streams changed since the
+last look. A request that would use a cached row first waits for one such look that started after it arrived
+(concurrent requests share one, so it costs one small query per burst, never a pooled connection): a change
+committed through any replica before the request is in force for it, whatever the notification's delay.
+While either connection is down the cache holds nothing (every request reads the database).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+import psycopg
+import structlog
+
+from catalog_es.store.database import Connection
+from catalog_es.store.eventstore import NOTIFY_CHANNEL, log_head
+from projections.catalog.warehouse_cache import WarehouseCache
+
+_log = structlog.get_logger("catalog_es.warehouse_cache")
+
+_WAREHOUSE_STREAM = "warehouse-"
+_CHANGED = (
+    "SELECT DISTINCT stream_id FROM catalog_events"
+    " WHERE global_position > %s AND global_position <= %s AND stream_id LIKE 'warehouse-%%'"
+)
+
+
+class WarehouseInvalidation:
+    """Follows the log for one `WarehouseCache` until cancelled (reconnecting after a loss)."""
+
+    def __init__(self, dsn: str, cache: WarehouseCache, *, retry_seconds: float = 1.0) -> None:
+        self._dsn, self._cache, self._retry_seconds = dsn, cache, retry_seconds
+        self._waiting: list[asyncio.Future[None]] = []
+        self._wakeup = asyncio.Event()
+
+    async def run(self) -> None:
+        while True:
+            try:
+                await self._follow()
+            except (psycopg.Error, OSError) as exc:
+                _log.warning("warehouse_cache.follow_lost", error=str(exc))
+            finally:
+                self._cache.follow(None)
+                self._release()
+            await asyncio.sleep(self._retry_seconds)
+
+    async def sync(self) -> None:
+        """Return once a look at the log that started after this call has dropped what changed."""
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiting.append(waiter)
+        self._wakeup.set()
+        await waiter
+
+    async def _follow(self) -> None:
+        async with (
+            await _connect(self._dsn, "listen") as listening,
+            await _connect(self._dsn, "lookup") as looking,
+        ):
+            await listening.execute(f"LISTEN {NOTIFY_CHANNEL}")
+            seen = await log_head(looking)
+            self._cache.follow(self.sync)  # anything committed before is read from the database, nothing cached
+            listener = asyncio.create_task(self._listen(listening))
+            try:
+                while True:
+                    await self._wait(listener)
+                    if listener.done():
+                        listener.result()  # the listening connection failed: raise its error
+                    batch, self._waiting = self._waiting, []
+                    head = await log_head(looking)
+                    if head > seen:
+                        self._cache.drop(await _changed_warehouses(looking, seen, head))
+                        seen = head
+                    for waiter in batch:
+                        if not waiter.done():
+                            waiter.set_result(None)
+            finally:
+                listener.cancel()
+                with contextlib.suppress(asyncio.CancelledError, psycopg.Error, OSError):
+                    await listener
+
+    async def _listen(self, conn: Connection) -> None:
+        async for _ in conn.notifies():
+            self._wakeup.set()
+        raise psycopg.OperationalError("the listening connection closed")
+
+    async def _wait(self, listener: asyncio.Task[None]) -> None:
+        """Until a notification or a request arrives, or the listener ends."""
+        if not self._wakeup.is_set():
+            waiting = asyncio.create_task(self._wakeup.wait())
+            try:
+                await asyncio.wait({waiting, listener}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiting.cancel()
+        self._wakeup.clear()
+
+    def _release(self) -> None:
+        """Waiting requests go on: the cache no longer follows, so they read the database."""
+        batch, self._waiting = self._waiting, []
+        for waiter in batch:
+            if not waiter.done():
+                waiter.set_result(None)
+
+
+async def _connect(dsn: str, role: str) -> Connection:
+    return await psycopg.AsyncConnection.connect(dsn, autocommit=True, application_name=f"catalog-es cache {role}")
+
+
+async def _changed_warehouses(conn: Connection, after: int, upto: int) -> list[uuid.UUID]:
+    cursor = await conn.execute(_CHANGED, (after, upto))
+    changed = []
+    for (stream_id,) in await cursor.fetchall():
+        with contextlib.suppress(ValueError):
+            changed.append(uuid.UUID(str(stream_id).removeprefix(_WAREHOUSE_STREAM)))
+    return changed
+
+
+def follow_warehouse_events(dsn: str) -> Callable[[Any], AbstractAsyncContextManager[None]]:
+    """A Litestar lifespan step: follows the log for the app services' `warehouses` (an earlier step opens them)."""
+
+    @asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        task = asyncio.create_task(WarehouseInvalidation(dsn, app.state.services.warehouses).run())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    return lifespan
