@@ -16,6 +16,7 @@ from api.auth.setup import build_auth
 from api.body_check import BodyCheckMiddleware
 from api.catalog import catalog_router
 from api.console.routes import CONSOLE_ROUTES, docs_render_plugin
+from api.container import open_services
 from api.dependencies import DEPENDENCIES
 from api.errors import EXCEPTION_HANDLERS
 from api.health import health
@@ -25,26 +26,9 @@ from api.management import management_router
 from api.metrics import METRICS_ROUTER, metrics_text, serve_text
 from api.openapi import API_DOCS_ROUTES
 from api.settings import Settings
-from catalog_es.clock import RandomIds, SystemClock
 from catalog_es.storage.outbound import disable_ambient_identity
-from catalog_es.store.database import open_pool
-from catalog_es.store.eventstore import EventStore
-from catalog_es.store.secrets import SecretStore, load_secrets_key
-from commands.context import CommandContext
-from projections.catalog.as_of import AsOfCache
-from projections.catalog.queries import CatalogReadModel
-from projections.catalog.warehouse_cache import WarehouseCache
 from projections.catalog.warehouse_invalidation import follow_warehouse_events
-from projections.permissions.queries import AccessReadModel
-from projections.registry import INLINE_PROJECTORS
 from projections.relay.metrics import RelayMetrics
-
-
-def _secret_store(settings: Settings) -> SecretStore | None:
-    """The configured key; in embedded mode a key file in the data dir; otherwise no store (file warehouses only)."""
-    if settings.secrets_key is None and settings.pg_dsn is not None:
-        return None
-    return SecretStore(load_secrets_key(settings.secrets_key, settings.data_path))
 
 
 def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | None = None) -> Litestar:
@@ -57,50 +41,24 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         await auth.start()
-        pool = await open_pool(dsn, checkout_timeout=settings.pg_pool_timeout_seconds)
-        clock, ids, read_model, warehouses = SystemClock(), RandomIds(), CatalogReadModel(), WarehouseCache(ttl=None)
-        store = EventStore(
-            pool,
-            clock=clock,
-            ids=ids,
-            source=settings.event_source,
-            inline_projectors=(*INLINE_PROJECTORS, warehouses.forget),
-        )
-        secrets = _secret_store(settings)
-        app.state.ctx = CommandContext(
-            store=store,
-            state=read_model,
-            clock=clock,
-            access=AccessReadModel(),
-            ids=ids,
-            secrets=secrets,
-            warehouses=warehouses,
-            endpoints=settings.endpoint_policy,
-            file_roots=settings.file_roots,
-            server_side_rebase=settings.server_side_rebase,
-        )
-        app.state.read_model = read_model
-        app.state.as_of = AsOfCache(settings.as_of_cache_size)
-        app.state.warehouses = warehouses
-        app.state.settings = settings
-        app.state.relay_metrics = relay_metrics
-        app.state.http_metrics, http_metrics.pool.pool = http_metrics, pool
-        app.state.authorizer, app.state.provisioner = auth.authorizer, auth.provisioner
-        app.state.idempotency_sealer = secrets.sealer("idempotent responses") if secrets is not None else None
-        # What exists now lives as long as the server: out of the collector's sight, a full collection
-        # no longer walks ~180k startup objects (a 100-170 ms pause every few seconds under load).
-        gc.collect()
-        gc.freeze()
-        scrape = settings.metrics
-        listener = None
-        if scrape.port is not None:
-            listener = await serve_text(scrape.host, scrape.port, partial(metrics_text, app.state), reuse_port=True)
-        try:
-            yield
-        finally:
-            if listener is not None:
-                listener.close()
-            await pool.close()
+        async with open_services(
+            settings, dsn, authorizer=auth.authorizer, provisioner=auth.provisioner, relay_metrics=relay_metrics
+        ) as built:
+            app.state.services = built
+            app.state.http_metrics, http_metrics.pool.pool = http_metrics, built.pool
+            # What exists now lives as long as the server: out of the collector's sight, a full collection
+            # no longer walks ~180k startup objects (a 100-170 ms pause every few seconds under load).
+            gc.collect()
+            gc.freeze()
+            scrape = settings.metrics
+            listener = None
+            if scrape.port is not None:
+                listener = await serve_text(scrape.host, scrape.port, partial(metrics_text, app.state), reuse_port=True)
+            try:
+                yield
+            finally:
+                if listener is not None:
+                    listener.close()
 
     return Litestar(
         # One router per API; each route declares its authorization rule beside it (api/auth/rules.py).

@@ -17,6 +17,7 @@ from api.as_of_prefix import is_write, split_prefix
 from api.auth.authorizer import Authorizer
 from api.auth.listing_filter import ListingAccess
 from api.auth.principal import Principal, request_principal
+from api.container import services
 from api.encoded_slash import decode_name
 from api.settings import Settings
 from catalog_es.errors import BadRequestError, ForbiddenError, NoSuchWarehouseError
@@ -56,8 +57,8 @@ class RequestScope:
         state = connection.app.state
         self._connection, self._warehouse = connection, warehouse
         self.ctx, self.read_model, self.principal = ctx, read_model, principal
-        self.settings: Settings = state.settings
-        self.access = ListingAccess(state.authorizer, principal)
+        self.settings: Settings = services(state).settings
+        self.access = ListingAccess(services(state).authorizer, principal)
         self.meta = EventMetadata(
             actor=principal.user_id, request_id=connection.scope.get("state", {}).get("request_id")
         )
@@ -89,8 +90,9 @@ async def provide_scope(request: Request[Any, Any, Any]) -> RequestScope:
     warehouse = None if prefix is None else await _warehouse(str(prefix), state)
     principal = request_principal(request.scope)
     if position is None:
-        return RequestScope(request, state.ctx, state.read_model, principal, warehouse)
-    scope = RequestScope(request, state.ctx, AsOfReadModel(state.as_of, position), principal, warehouse)
+        return RequestScope(request, services(state).ctx, services(state).read_model, principal, warehouse)
+    as_of = AsOfReadModel(services(state).as_of, position)
+    scope = RequestScope(request, services(state).ctx, as_of, principal, warehouse)
     scope.access = ListingAccess(Authorizer(enabled=False), principal)
     return scope
 
@@ -113,11 +115,11 @@ async def _warehouse(prefix: str, state: State) -> WarehouseRow:
         raise NoSuchWarehouseError(f"Warehouse {prefix!r} does not exist") from None
 
     async def lookup() -> WarehouseRow | None:
-        async with state.ctx.store.connection() as conn:
-            row: WarehouseRow | None = await state.read_model.warehouse_by_id(conn, warehouse_id)
+        async with services(state).ctx.store.connection() as conn:
+            row: WarehouseRow | None = await services(state).read_model.warehouse_by_id(conn, warehouse_id)
             return row
 
-    warehouses: WarehouseCache = state.warehouses
+    warehouses: WarehouseCache = services(state).warehouses
     warehouse = await warehouses.get(warehouse_id, lookup)
     if warehouse is None:
         raise NoSuchWarehouseError(f"Warehouse {prefix!r} does not exist")

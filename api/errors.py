@@ -111,9 +111,9 @@ def handle_database_unavailable(
     in the background, so the ones the outage broke are replaced before a request meets them after recovery.
     """
     _log.warning("database unavailable", error=str(exc), error_type=type(exc).__name__)
-    ctx = getattr(request.app.state, "ctx", None)
-    if ctx is not None:
-        check_idle_connections(ctx.store.pool)
+    built = getattr(request.app.state, "services", None)  # absent when the lifespan never opened
+    if built is not None:
+        check_idle_connections(built.pool)
     response = error_response(503, "ServiceUnavailableException", "The catalog database is unavailable; retry later")
     response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response

@@ -11,6 +11,7 @@ from litestar import Response, get
 from litestar.datastructures import State
 
 from api.auth.rules import anyone, requires
+from api.container import services
 from api.errors import RETRY_AFTER_SECONDS
 from catalog_es.store.database import check_idle_connections
 from projections.checkpoints import ProjectorStatus
@@ -29,12 +30,12 @@ class Health(msgspec.Struct):
 async def health(state: State) -> Response[Health]:
     """Unhealthy within the pool's checkout timeout while the database is down; the driver's text stays in the log."""
     try:
-        async with state.ctx.store.connection() as conn:
+        async with services(state).ctx.store.connection() as conn:
             await conn.execute("SELECT 1")
             projectors = await all_statuses(conn, datetime.now(UTC))
     except (psycopg.Error, TimeoutError) as exc:
         _log.warning("health: database unavailable", error=str(exc), error_type=type(exc).__name__)
-        check_idle_connections(state.ctx.store.pool)
+        check_idle_connections(services(state).ctx.store.pool)
         return Response(
             Health(status="unavailable", database="unavailable"),
             status_code=503,

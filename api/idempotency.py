@@ -24,6 +24,7 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.auth.principal import request_principal
 from api.auth.rules import authorize
+from api.container import services
 from api.errors import error_body
 from catalog_es.store import idempotency
 from catalog_es.store.database import Pool
@@ -52,7 +53,7 @@ async def _authorize_replay(scope: Scope, receive: Receive) -> None:
 
     Raises: the guard's not-found error or NotAuthorizedError (the exception handlers answer them).
     """
-    if scope["app"].state.authorizer.enabled:
+    if services(scope["app"].state).authorizer.enabled:
         await authorize(Request(scope, receive), scope["route_handler"])
 
 
@@ -80,8 +81,8 @@ class IdempotencyMiddleware(ASGIMiddleware):
             await _send_error(send, 400, "BadRequestException", "Idempotency-Key must be a UUID (spec: UUIDv7)")
             return
         state = scope["app"].state
-        pool: Pool = state.ctx.store.pool
-        sealer: Sealer | None = state.idempotency_sealer
+        pool: Pool = services(state).ctx.store.pool
+        sealer: Sealer | None = services(state).idempotency_sealer
         headers = dict(scope["headers"])
         record = idempotency.Scope(
             key=key,

@@ -10,6 +10,7 @@ from litestar import Response, Router, get
 from litestar.datastructures import State
 
 from api.auth.rules import preflight, requires, server_operator
+from api.container import services
 from projections.checkpoints import ProjectorStatus
 from projections.registry import all_statuses
 from projections.relay.metrics import RelayMetrics
@@ -59,8 +60,9 @@ def projector_text(statuses: list[ProjectorStatus]) -> str:
 
 async def metrics_text(state: State) -> str:
     """Everything this process exposes: the in-process relay's figures, every projector's lag, HTTP and pool."""
-    text = prometheus_text(getattr(state, "relay_metrics", None))
-    async with state.ctx.store.connection() as conn:
+    built = services(state)
+    text = prometheus_text(built.relay_metrics)
+    async with built.store.connection() as conn:
         text += projector_text(await all_statuses(conn, datetime.now(UTC)))
     http_metrics = getattr(state, "http_metrics", None)
     return text + (http_metrics.text() if http_metrics is not None else "")

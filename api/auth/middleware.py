@@ -9,6 +9,7 @@ from litestar.types import ASGIApp, Receive, Scope, Send
 from api.auth.oidc import OidcVerifier, TokenRejectedError
 from api.auth.principal import ANONYMOUS
 from api.auth.provisioning import UserProvisioner
+from api.container import services
 from api.errors import error_body
 
 # Health checks and the API documentation stay open (as Lakekeeper's /health does), and so does the console's
@@ -62,5 +63,5 @@ class AuthenticationMiddleware(ASGIMiddleware):
             await _unauthorized(send, str(exc))
             return
         state["principal"] = principal
-        await self.provisioner.ensure(scope["app"].state.ctx, principal, state.get("request_id"))
+        await self.provisioner.ensure(services(scope["app"].state).ctx, principal, state.get("request_id"))
         await next_app(scope, receive, send)

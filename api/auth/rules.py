@@ -21,6 +21,7 @@ from api.as_of_prefix import split_prefix
 from api.auth.access_audit import READS, REFUSALS, record_read, record_refusal
 from api.auth.authorizer import Authorizer
 from api.auth.principal import Principal, request_principal
+from api.container import services
 from catalog_es.errors import (
     BadRequestError,
     CatalogError,
@@ -169,7 +170,7 @@ def rule_of(handler: BaseRouteHandler) -> Rule | None:
 async def authorize(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
     """The app-wide guard. Raises: the not-found error of the object, or NotAuthorizedError (403)."""
     state = connection.app.state
-    authz: Authorizer = state.authorizer
+    authz: Authorizer = services(state).authorizer
     if not authz.enabled:
         return
     rule = rule_of(handler)
@@ -178,11 +179,13 @@ async def authorize(connection: ASGIConnection[Any, Any, Any, Any], handler: Bas
     if rule in _NO_CHECK:
         return
     principal = request_principal(connection.scope)
-    async with state.ctx.store.connection() as conn:
+    async with services(state).ctx.store.connection() as conn:
         try:
-            await rule(Check(conn, authz, principal, state.read_model), dict(connection.path_params), connection)
+            await rule(
+                Check(conn, authz, principal, services(state).read_model), dict(connection.path_params), connection
+            )
         except REFUSALS as refusal:
             await record_refusal(conn, connection, principal, handler.handler_name, refusal)
             raise
-        if handler.handler_name in READS and state.settings.audit_reads:
+        if handler.handler_name in READS and services(state).settings.audit_reads:
             await record_read(conn, connection, principal, handler.handler_name)

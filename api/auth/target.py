@@ -7,6 +7,7 @@ from typing import Any
 
 from litestar.connection import ASGIConnection
 
+from api.container import services
 from api.dependencies import project_id_of
 from api.settings import Settings
 
@@ -24,7 +25,7 @@ def creation_project(connection: ASGIConnection[Any, Any, Any, Any], body_projec
     resolved = state.get(_PROJECT)
     if isinstance(resolved, uuid.UUID):
         return resolved
-    settings: Settings = connection.app.state.settings
+    settings: Settings = services(connection.app.state).settings
     project = body_project or project_id_of(connection, settings)
     state[_PROJECT] = project
     return project

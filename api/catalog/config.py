@@ -15,6 +15,7 @@ from api.auth.rules import requires
 from api.catalog.endpoints import IMPLEMENTED_ENDPOINTS
 from api.catalog.rules import configured_warehouse
 from api.catalog.wire import CatalogConfig
+from api.container import services
 from api.dependencies import RequestScope, split_warehouse_name
 from api.settings import Settings
 from catalog_es.errors import BadRequestError, NoSuchWarehouseError
@@ -39,7 +40,7 @@ async def get_config(
     if row is None:
         raise NoSuchWarehouseError(f"Warehouse {warehouse!r} does not exist")
     require_active(row)
-    settings: Settings = state.settings
+    settings: Settings = services(state).settings
     prefix, endpoints = str(row.id), IMPLEMENTED_ENDPOINTS
     if as_of is not None:  # `<name>@<time or position>`: the catalog as of then, read-only
         prefix = f"{row.id}@{await resolve_as_of(conn, as_of)}"

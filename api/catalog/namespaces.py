@@ -19,6 +19,7 @@ from api.catalog.wire import (
     UpdateNamespacePropertiesRequest,
     UpdateNamespacePropertiesResponse,
 )
+from api.container import services
 from api.dependencies import RequestScope, parse_namespace, parse_parent
 from api.settings import Settings
 from catalog_es.errors import NoSuchNamespaceError
@@ -78,7 +79,7 @@ class NamespacesController(Controller):
         state: State,
     ) -> NamespaceResponse:
         """Raises: BadRequestError (400) beyond `max_namespace_depth` levels."""
-        settings: Settings = state.settings
+        settings: Settings = services(state).settings
         namespace = Namespace(tuple(data.namespace))
         command = CreateNamespace(req.warehouse.id, namespace, data.properties, req.meta, settings.max_namespace_depth)
         properties = await handle_create_namespace(command, req.ctx)

@@ -10,6 +10,7 @@ from litestar.connection import ASGIConnection
 from api.as_of_prefix import split_warehouse_value
 from api.auth.rules import Check, Rule, read_body
 from api.catalog.wire import CommitTransactionRequest, CreateNamespaceRequest, RegisterTableRequest, RenameTableRequest
+from api.container import services
 from api.dependencies import parse_namespace, parse_parent, project_id_of, split_warehouse_name
 from api.encoded_slash import decode_name
 from catalog_es.errors import NoSuchWarehouseError
@@ -44,7 +45,7 @@ async def configured_warehouse(
     if not value:
         return
     value, as_of = split_warehouse_value(value)
-    project_id, name = split_warehouse_name(value, project_id_of(connection, connection.app.state.settings))
+    project_id, name = split_warehouse_name(value, project_id_of(connection, services(connection.app.state).settings))
     row = await check.read_model.warehouse_by_name(check.conn, project_id, name)
     if row is not None:
         not_found = NoSuchWarehouseError(f"Warehouse {value!r} does not exist")

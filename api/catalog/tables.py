@@ -35,6 +35,7 @@ from api.catalog.wire import (
     RegisterTableRequest,
     RenameTableRequest,
 )
+from api.container import services
 from api.dependencies import RequestScope, parse_namespace
 from api.encoded_slash import decode_name
 from api.idempotency import NOT_IDEMPOTENT
@@ -209,7 +210,7 @@ class TablesController(Controller):
         row = await req.read_model.table(conn, req.warehouse.id, parse_namespace(namespace), decode_name(table))
         if row is None:
             return
-        authz: Authorizer = request.app.state.authorizer
+        authz: Authorizer = services(request.app.state).authorizer
         if await authz.allowed(conn, request_principal(request.scope), row.id, "describe"):
             await record_metrics_report(conn, row.warehouse_id, row.id, report, raw)
 

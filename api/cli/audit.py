@@ -1,91 +1,76 @@
-"""`catalog-es audit …`: the event log as a filtered history, one entity's changes, the catalog as of T."""
+"""`catalog-es audit …`: the event log as a filtered history, one entity's changes, the catalog as of T, export."""
 
 from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any
 
-import msgspec
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from api.cli.audit_access import access
 from api.cli.audit_access_log import access_log
-from api.cli.audit_export import ExportResult, export_events
-from api.management.audit_params import event_filter, parse_time
-from api.runtime.database import bootstrap, database_dsn, migrate
-from api.settings import load_settings
-from catalog_es.clock import RandomIds, SystemClock
-from catalog_es.errors import BadRequestError, CatalogError
-from catalog_es.events.registry import short_type
-from catalog_es.identifiers import Namespace
-from catalog_es.store.database import Connection, open_pool
-from catalog_es.store.eventstore import EventMetadata, EventStore, RecordedEvent
-from commands.context import CommandContext
-from projections.audit.as_of import CatalogAsOf, catalog_as_of
-from projections.audit.history import EventFilter, history_entry, read_event_page
-from projections.catalog.queries import CatalogReadModel
-from projections.cloudevents import encode_structured
-from projections.permissions.queries import AccessReadModel
-from projections.registry import INLINE_PROJECTORS
+from api.cli.projections import audit_verify
+from api.cli.session import DataDir, Json, cli_dsn, cli_settings, command_group, fail, on_connection
 
-audit_cli = typer.Typer(help="Audit the catalog from its event log.", no_args_is_help=True)
+if TYPE_CHECKING:
+    from api.cli.audit_export import ExportResult
+    from api.settings import Settings
+    from catalog_es.store.database import Connection
+    from catalog_es.store.eventstore import RecordedEvent
+    from projections.audit.as_of import CatalogAsOf
+    from projections.audit.history import EventFilter
 
-DataDir = Annotated[
-    str | None, typer.Option("--data-dir", help="Embedded mode's data directory [default: ./.catalog-es]")
-]
-Json = Annotated[bool, typer.Option("--json", help="Machine-readable output")]
-_T = TypeVar("_T")
+audit_cli = command_group("Audit the catalog from its event log.")
+_PAGE = 1000
 
 
-@asynccontextmanager
-async def _connection(data_dir: str | None) -> AsyncIterator[Connection]:
-    dsn = database_dsn(load_settings(data_dir=data_dir))
-    await migrate(dsn)
-    pool = await open_pool(dsn, min_size=1, max_size=1)
-    try:
-        async with pool.connection() as conn:
-            yield conn
-    finally:
-        await pool.close()
+async def _newest(conn: Connection, where: EventFilter, limit: int | None) -> list[RecordedEvent]:
+    """The matching events in log order; with `limit` only the newest N."""
+    from projections.audit.history import read_event_page  # noqa: PLC0415 - the CLI imports lazily (fast --help)
 
-
-def _run(data_dir: str | None, work: Callable[[Connection], Awaitable[_T]]) -> _T:
-    """Run `work` on a connection; a bad filter or time is a usage error (exit 2), not a traceback."""
-
-    async def _go() -> _T:
-        async with _connection(data_dir) as conn:
-            return await work(conn)
-
-    try:
-        return asyncio.run(_go())
-    except BadRequestError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-
-
-async def _matching(conn: Connection, where: EventFilter, limit: int | None) -> list[RecordedEvent]:
     events: list[RecordedEvent] = []
     after: int | None = 0
-    while after is not None and (limit is None or len(events) < limit):
-        page = await read_event_page(conn, where, after=after, limit=1000)
+    while after is not None:
+        page = await read_event_page(conn, where, after=after, limit=_PAGE)
         events += page.events
+        if limit is not None:
+            events = events[-limit:]
         after = page.next_after
-    return events[:limit] if limit is not None else events
+    return events
 
 
-def _print_history(events: list[RecordedEvent]) -> None:
+async def _require_known(conn: Connection, **criterion: Any) -> None:
+    """An unknown warehouse, namespace, table or view is an error, not an empty history that looks like no changes.
+
+    Known means: named in the log at some time (dropped and renamed entities keep their history).
+    """
+    from api.management.audit_params import event_filter  # noqa: PLC0415 - the CLI imports lazily (fast --help)
+    from projections.audit.history import read_event_page  # noqa: PLC0415
+
+    for kind, value in criterion.items():
+        if value is None:
+            continue
+        page = await read_event_page(conn, event_filter(**{kind: value}), limit=1)
+        if not page.events:
+            shown = ".".join(value) if isinstance(value, list) else value
+            fail(f"no {kind} {shown!r} in this catalog's log (check the name and --data-dir)")
+
+
+def _print_history(events: list[RecordedEvent], names: dict[str, str]) -> None:
+    from rich.console import Console  # noqa: PLC0415 - the CLI imports lazily (fast --help)
+    from rich.table import Table  # noqa: PLC0415
+
+    from api.cli.audit_display import describe  # noqa: PLC0415
+    from catalog_es.events.registry import short_type  # noqa: PLC0415
+
     table = Table("position", "time", "actor", "type", "entity", "change")
-    for event in events:
-        entry = history_entry(event)
-        change = entry.summary.describe() if entry.summary else ""
-        table.add_row(
-            str(event.position), event.time.isoformat(), entry.actor, short_type(event.type), event.stream_id, change
-        )
+    for event in reversed(events):  # newest first: what an operator looks for
+        kind = event.stream_id.partition("-")[0]
+        entity = f"{kind} {names[event.stream_id]}" if event.stream_id in names else event.stream_id
+        actor = str(event.extensions.get("actor", "anonymous"))
+        row = (str(event.position), event.time.isoformat(), actor, short_type(event.type), entity, describe(event))
+        table.add_row(*row)
     Console(width=200).print(table)
 
 
@@ -101,21 +86,26 @@ def history(
     actor: Annotated[str | None, typer.Option(help="Who caused the events")] = None,
     since: Annotated[str | None, typer.Option(help="From this ISO-8601 time (inclusive)")] = None,
     until: Annotated[str | None, typer.Option(help="Up to this ISO-8601 time (exclusive)")] = None,
-    limit: Annotated[int | None, typer.Option(min=1, help="At most N events")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the newest N events")] = None,
     as_json: Json = False,
 ) -> None:
-    """The event log, filtered: a table with each change summarised, or CloudEvents JSON lines (--json)."""
+    """The event log, filtered: a table newest first with names and each change summarised, or CloudEvents JSON
+    lines in log order (--json)."""
+    from api.management.audit_params import event_filter  # noqa: PLC0415 - the CLI imports lazily (fast --help)
+
+    settings = cli_settings(data_dir)
     parts = namespace.split(".") if namespace else None
     for identifier in (table, view):
         if identifier and "." in identifier:
             *ns_parts, _ = identifier.split(".")
             parts = parts or ns_parts
-    where_args = {
-        "table": table.split(".")[-1] if table else None,
-        "view": view.split(".")[-1] if view else None,
-    }
+    table_name = table.split(".")[-1] if table else None
+    view_name = view.split(".")[-1] if view else None
 
-    async def work(conn: Connection) -> list[RecordedEvent]:
+    async def work(conn: Connection) -> tuple[list[RecordedEvent], dict[str, str]]:
+        from api.cli.audit_display import entity_names  # noqa: PLC0415
+
+        await _require_known(conn, table=table_name, view=view_name, namespace=parts, warehouse=warehouse)
         where = event_filter(
             warehouse=warehouse,
             namespace=parts,
@@ -124,19 +114,27 @@ def history(
             actor=actor,
             since=since,
             until=until,
-            **where_args,
+            table=table_name,
+            view=view_name,
         )
-        return await _matching(conn, where, limit)
+        events = await _newest(conn, where, limit)
+        return events, ({} if as_json else await entity_names(conn, events))
 
-    events = _run(data_dir, work)
+    events, names = on_connection(settings, work)
     if as_json:
+        from projections.cloudevents import encode_structured  # noqa: PLC0415
+
         sys.stdout.buffer.write(b"".join(encode_structured(event) + b"\n" for event in events))
         sys.stdout.flush()
     else:
-        _print_history(events)
+        _print_history(events, names)
 
 
 def _print_as_of(state: CatalogAsOf) -> None:
+    import msgspec  # noqa: PLC0415 - the CLI imports lazily (fast --help)
+    from rich.console import Console  # noqa: PLC0415
+    from rich.table import Table  # noqa: PLC0415
+
     console = Console(width=200)
     console.print(f"Catalog as of {state.time.isoformat()} (log position {state.position})")
     namespaces = Table("namespace", "properties", title="Namespaces")
@@ -163,12 +161,17 @@ def as_of(
     as_json: Json = False,
 ) -> None:
     """Namespaces, tables and views as they were at TIME, rebuilt from the event log alone."""
+    import msgspec  # noqa: PLC0415 - the CLI imports lazily (fast --help)
+
+    from api.management.audit_params import parse_time  # noqa: PLC0415
+    from catalog_es.errors import BadRequestError  # noqa: PLC0415
+    from projections.audit.as_of import catalog_as_of  # noqa: PLC0415
+
     try:
         at = parse_time(time)
     except BadRequestError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    state = _run(data_dir, lambda conn: catalog_as_of(conn, at))
+        fail(str(exc), 2)
+    state = on_connection(cli_settings(data_dir), lambda conn: catalog_as_of(conn, at))
     if as_json:
         sys.stdout.buffer.write(msgspec.json.encode(state) + b"\n")
         sys.stdout.flush()
@@ -176,37 +179,26 @@ def as_of(
         _print_as_of(state)
 
 
-async def _export(data_dir: str | None, warehouse: str, namespace: str, table: str) -> ExportResult:
-    settings = load_settings(data_dir=data_dir)
-    dsn = database_dsn(settings)
+async def _export(settings: Settings, warehouse: str, namespace: str, table: str) -> ExportResult:
+    from api.cli.audit_export import export_events  # noqa: PLC0415 - the CLI imports lazily (fast --help)
+    from api.container import open_services  # noqa: PLC0415
+    from api.runtime.database import bootstrap, migrate  # noqa: PLC0415
+    from catalog_es.identifiers import Namespace  # noqa: PLC0415
+    from catalog_es.store.eventstore import EventMetadata  # noqa: PLC0415
+
+    dsn = cli_dsn(settings)
     await migrate(dsn)
     if settings.pg_dsn is None:  # embedded mode promises the default warehouse, served or not
         await bootstrap(dsn, settings)
-    pool = await open_pool(dsn, min_size=1, max_size=4)
-    try:
-        clock, ids = SystemClock(), RandomIds()
-        store = EventStore(
-            pool, clock=clock, ids=ids, source=settings.event_source, inline_projectors=INLINE_PROJECTORS
+    async with open_services(settings, dsn, pool_size=(1, 4)) as services, services.pool.connection() as conn:
+        return await export_events(
+            services.ctx,
+            conn,
+            warehouse=warehouse,
+            namespace=Namespace(tuple(namespace.split("."))),
+            table=table,
+            meta=EventMetadata(actor="audit-export"),
         )
-        ctx = CommandContext(
-            store=store,
-            state=CatalogReadModel(),
-            clock=clock,
-            ids=ids,
-            access=AccessReadModel(),
-            endpoints=settings.endpoint_policy,
-        )
-        async with pool.connection() as conn:
-            return await export_events(
-                ctx,
-                conn,
-                warehouse=warehouse,
-                namespace=Namespace(tuple(namespace.split("."))),
-                table=table,
-                meta=EventMetadata(actor="audit-export"),
-            )
-    finally:
-        await pool.close()
 
 
 @audit_cli.command("export")
@@ -218,11 +210,15 @@ def export(
     as_json: Json = False,
 ) -> None:
     """Append the events not exported yet to an Iceberg table of this catalog (query it with Spark, pyiceberg …)."""
+    import msgspec  # noqa: PLC0415 - the CLI imports lazily (fast --help)
+
+    from catalog_es.errors import CatalogError  # noqa: PLC0415
+
+    settings = cli_settings(data_dir)
     try:
-        result = asyncio.run(_export(data_dir, warehouse, namespace, table))
+        result = asyncio.run(_export(settings, warehouse, namespace, table))
     except CatalogError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
+        fail(str(exc))
     if as_json:
         typer.echo(msgspec.json.encode(result).decode())
     elif result.exported:
@@ -234,4 +230,5 @@ def export(
 
 
 audit_cli.command("access")(access)
+audit_cli.command("verify")(audit_verify)
 audit_cli.command("access-log")(access_log)

@@ -2,43 +2,29 @@
 
 from __future__ import annotations
 
-import asyncio
 import uuid
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import msgspec
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from api.management.audit_params import parse_time
-from api.runtime.database import database_dsn, migrate
-from api.settings import load_settings
-from catalog_es.errors import BadRequestError
-from catalog_es.store.database import open_pool
-from projections.permissions.as_of import AccessAsOf, access_as_of
+from api.cli.session import DataDir, Json, cli_settings, fail, on_connection
+
+if TYPE_CHECKING:
+    from projections.permissions.as_of import AccessAsOf
 
 
 def _object_id(value: str) -> uuid.UUID:
-    """`table:<uuid>` (any kind prefix) or a bare id. Raises: BadRequestError."""
+    """`table:<uuid>` (any kind prefix) or a bare id; anything else ends the command (exit 2)."""
     try:
         return uuid.UUID(value.rpartition(":")[2])
     except ValueError:
-        raise BadRequestError(f"--object must be KIND:UUID or UUID, not {value!r}") from None
-
-
-async def _load(data_dir: str | None, object_id: uuid.UUID, as_of: str, user: str | None) -> AccessAsOf:
-    dsn = database_dsn(load_settings(data_dir=data_dir))
-    await migrate(dsn)
-    pool = await open_pool(dsn, min_size=1, max_size=1)
-    try:
-        async with pool.connection() as conn:
-            return await access_as_of(conn, object_id, parse_time(as_of, "--as-of"), user)
-    finally:
-        await pool.close()
+        fail(f"--object must be KIND:UUID or UUID, not {value!r}", 2)
 
 
 def _print(result: AccessAsOf) -> None:
+    from rich.console import Console  # noqa: PLC0415 - the CLI imports lazily (fast --help)
+    from rich.table import Table  # noqa: PLC0415
+
     console = Console()
     if result.object_kind is None:
         console.print(f"{result.object_id} did not exist at {result.time.isoformat()} (position {result.position})")
@@ -63,15 +49,18 @@ def access(
     object_ref: Annotated[str, typer.Option("--object", help="KIND:ID, e.g. table:0b6e…, or an id")],
     as_of: Annotated[str, typer.Option("--as-of", help="ISO-8601 instant, e.g. 2026-01-31T12:00:00Z")],
     user: Annotated[str | None, typer.Option(help="Only this user, e.g. oidc~alice")] = None,
-    data_dir: Annotated[str | None, typer.Option("--data-dir", help="Embedded mode's data directory")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
+    data_dir: DataDir = None,
+    as_json: Json = False,
 ) -> None:
     """Who had which privilege on an object at a past instant, and which events granted it (replayed from the log)."""
-    try:
-        result = asyncio.run(_load(data_dir, _object_id(object_ref), as_of, user))
-    except BadRequestError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    import msgspec  # noqa: PLC0415 - the CLI imports lazily (fast --help)
+
+    from api.management.audit_params import parse_time  # noqa: PLC0415
+    from projections.permissions.as_of import access_as_of  # noqa: PLC0415
+
+    object_id = _object_id(object_ref)
+    settings = cli_settings(data_dir)
+    result = on_connection(settings, lambda conn: access_as_of(conn, object_id, parse_time(as_of, "--as-of"), user))
     if as_json:
         typer.echo(msgspec.json.encode(result).decode())
     else:

@@ -2,7 +2,8 @@
 
 Data files are written with pyiceberg; the commit goes through the catalog's own command handler, so
 the export is itself an audited `table.committed` event. The last exported position is a table
-property committed together with the data, so a re-run appends only newer events.
+property committed together with the data, so a re-run appends only newer events (and after no other
+change nothing: not its own previous commit).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pyiceberg.table import CommitTableResponse, Table
 from pyiceberg.table.metadata import TableMetadataUtil
 
 from catalog_es.errors import NoSuchWarehouseError
+from catalog_es.events import TableCommitted
 from catalog_es.identifiers import NIL_PROJECT_ID, Namespace
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import EventMetadata, RecordedEvent, read_events
@@ -134,7 +136,12 @@ async def export_events(
     after = int(metadata.get("properties", {}).get(EXPORTED_POSITION, "0"))
     events = await read_events(conn, after=after)
     name = f"{warehouse}.{namespace}.{table}"
-    if not events or location is None:
+    own_stream = f"table-{existing.id}" if existing is not None else None
+    if all(event.stream_id == own_stream and event.type == TableCommitted.type_name for event in events):
+        # Only the previous export's own commit is new: exporting it would commit again, and every run
+        # would find one new event of its own making. It is exported with the next real change.
+        return ExportResult(table=name, exported=0, from_position=after, to_position=after)
+    if location is None:
         return ExportResult(table=name, exported=0, from_position=after, to_position=after)
     head = events[-1].position
     # The warehouse's own IO (its credential, never an ambient one); the location checked to be on its storage.

@@ -8,14 +8,10 @@ from typing import Annotated, Literal
 
 import typer
 
+from api.cli.session import command_group
 from api.settings import load_settings
-from catalog_es.spark.artifacts import SparkJarsError
-from catalog_es.spark.conf import catalog_conf
-from catalog_es.spark.jars import MAVEN_PACKAGES, cached_jars, default_jars_dir, spark_jars
 
-spark_cli = typer.Typer(
-    help="Spark 3.5 + Iceberg 1.10 with catalog-es: the offline classpath and the catalog conf.", no_args_is_help=True
-)
+spark_cli = command_group("Spark 3.5 + Iceberg 1.10 with catalog-es: the offline classpath and the catalog conf.")
 
 JarsDir = Annotated[
     Path | None,
@@ -27,6 +23,9 @@ JarsDir = Annotated[
 
 
 def _jars(dest: Path | None) -> list[Path]:
+    from catalog_es.spark.artifacts import SparkJarsError  # noqa: PLC0415 - the CLI imports lazily (fast --help)
+    from catalog_es.spark.jars import MAVEN_PACKAGES, cached_jars, default_jars_dir, spark_jars  # noqa: PLC0415
+
     directory = dest or default_jars_dir()
     if cached_jars(directory.expanduser().resolve()) is None:
         typer.echo(f"Assembling the Spark jars in {directory} (downloads about 130 MB once) ...", err=True)
@@ -69,6 +68,8 @@ def conf_command(
     ] = "properties",
 ) -> None:
     """Print the Spark conf (catalog class, type=rest, uri, warehouse, io-impl, extensions) for this catalog."""
+    from catalog_es.spark.conf import catalog_conf  # noqa: PLC0415 - the CLI imports lazily (fast --help)
+
     settings = load_settings(host=host, port=port)
     conf = catalog_conf(
         settings.public_uri,

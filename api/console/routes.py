@@ -14,6 +14,7 @@ from litestar.response import Redirect
 from litestar.static_files import create_static_files_router
 
 from api.auth.rules import anyone, requires
+from api.container import services
 
 STATIC_DIR = Path(__file__).parent / "static"
 STATIC_PATH = "/ui/static"
@@ -49,7 +50,7 @@ async def console_index() -> Response[bytes]:
 @get("/ui/config.json", include_in_schema=False, opt=requires(anyone))
 async def console_config(state: State) -> ConsoleConfig:
     """Public by design: the issuer and a public client id are what any login page shows."""
-    settings = state.settings
+    settings = services(state).settings
     if not settings.openid_provider_uri:
         return ConsoleConfig(auth="none", version=version("catalog-es"))
     ui = settings.ui

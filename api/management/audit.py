@@ -78,6 +78,6 @@ class AuditController(Controller):
         return EntityHistory(entity=stream, changes=await entity_history(conn, stream))
 
     @get("/as-of", opt=requires(server_operator))
-    async def as_of(self, conn: NamedDependency[Connection], time: FromPath[str]) -> CatalogAsOf:
+    async def as_of(self, conn: NamedDependency[Connection], time: FromQuery[str]) -> CatalogAsOf:
         """Namespaces, tables and views as they were at `time` (ISO-8601), rebuilt from the log alone."""
         return await catalog_as_of(conn, parse_time(time))

@@ -13,6 +13,7 @@ from litestar.params import FromPath, JSONBody
 from api.auth.authorizer import Authorizer
 from api.auth.principal import Principal
 from api.auth.rules import in_handler, requires
+from api.container import services
 from api.dependencies import RequestScope
 from api.management.access_checks import (
     assignment_of,
@@ -55,7 +56,7 @@ async def _read(
     object_id: uuid.UUID,
     container_id: uuid.UUID | None = None,
 ) -> AssignmentsResponse:
-    authz: Authorizer = state.authorizer
+    authz: Authorizer = services(state).authorizer
     if kind != "server":
         await visible_object(conn, authz, principal, kind, object_id, container_id)
     await require_may_read(conn, authz, principal, object_id)
@@ -74,7 +75,7 @@ async def _write(
     object_id: uuid.UUID,
     container_id: uuid.UUID | None = None,
 ) -> None:
-    authz: Authorizer = state.authorizer
+    authz: Authorizer = services(state).authorizer
     if kind != "server":
         await visible_object(conn, authz, principal, kind, object_id, container_id)
     writes = [(principal_of(a), a.type) for a in data.writes]
@@ -167,7 +168,7 @@ class PermissionsController(Controller):
         conn: NamedDependency[Connection],
         state: State,
     ) -> ManagedAccessResponse:
-        await visible_object(conn, state.authorizer, req.principal, _kind(request), object_id)
+        await visible_object(conn, services(state).authorizer, req.principal, _kind(request), object_id)
         own, in_force = await permissions_queries.managed_access(conn, object_id)
         return ManagedAccessResponse(managed_access=own, managed_access_inherited=in_force and not own)
 
@@ -182,7 +183,7 @@ class PermissionsController(Controller):
         state: State,
     ) -> None:
         container = _kind(request)
-        authz: Authorizer = state.authorizer
+        authz: Authorizer = services(state).authorizer
         await visible_object(conn, authz, req.principal, container, object_id)
         if not await authz.allowed(conn, req.principal, object_id, "manage_grants"):
             raise NotAuthorizedError("Setting managed access needs manage_grants")
@@ -211,7 +212,7 @@ class PermissionsController(Controller):
 
 async def _check(conn: Connection, state: State, principal: Principal, data: CheckRequest) -> CheckResponse:
     """Raises: NotAuthorizedError when asking about another user without manage_grants on the object."""
-    authz: Authorizer = state.authorizer
+    authz: Authorizer = services(state).authorizer
     object_id = SERVER_OBJECT_ID if data.object_type == "server" else data.object_id
     if object_id is None:
         raise BadRequestError("object-id is required except for the server")

@@ -12,6 +12,7 @@ from litestar.params import FromPath, JSONBody
 from api.auth.authorizer import Authorizer
 from api.auth.principal import Principal
 from api.auth.rules import in_handler, requires
+from api.container import services
 from api.dependencies import RequestScope
 from api.encoded_slash import decode_name
 from api.management.access_checks import not_found, principal_of, require_principals_exist, visible_object
@@ -83,7 +84,7 @@ class RolesController(Controller):
     ) -> Role:
         """Raises: NoSuchProjectError, NotAuthorizedError, AlreadyExistsError."""
         project = data.project_id or req.project_id
-        authz: Authorizer = state.authorizer
+        authz: Authorizer = services(state).authorizer
         if await permissions_queries.object_kind(conn, project) != "project":
             raise NoSuchProjectError(f"Project {project} does not exist")
         await authz.require_visible(
@@ -98,7 +99,7 @@ class RolesController(Controller):
     async def list_roles(
         self, req: NamedDependency[RequestScope], conn: NamedDependency[Connection], state: State
     ) -> ListRolesResponse:
-        authz: Authorizer = state.authorizer
+        authz: Authorizer = services(state).authorizer
         rows = await permissions_queries.list_roles(conn, req.project_id)
         return ListRolesResponse(roles=[_role(row) for row in rows if await authz.visible(conn, req.principal, row.id)])
 
@@ -110,7 +111,7 @@ class RolesController(Controller):
         conn: NamedDependency[Connection],
         state: State,
     ) -> Role:
-        return _role(await _existing(conn, state.authorizer, req.principal, role_id))
+        return _role(await _existing(conn, services(state).authorizer, req.principal, role_id))
 
     @post("/{role_id:uuid}", status_code=200, operation_id="update_role", opt=requires(in_handler))
     async def update_role(
@@ -121,8 +122,8 @@ class RolesController(Controller):
         conn: NamedDependency[Connection],
         state: State,
     ) -> Role:
-        row = await _existing(conn, state.authorizer, req.principal, role_id)
-        await _require_grants(conn, state.authorizer, req.principal, role_id)
+        row = await _existing(conn, services(state).authorizer, req.principal, role_id)
+        await _require_grants(conn, services(state).authorizer, req.principal, role_id)
         command = UpdateRole(
             role_id=role_id,
             project_id=row.project_id,
@@ -141,8 +142,8 @@ class RolesController(Controller):
         conn: NamedDependency[Connection],
         state: State,
     ) -> None:
-        await _existing(conn, state.authorizer, req.principal, role_id)
-        await _require_grants(conn, state.authorizer, req.principal, role_id)
+        await _existing(conn, services(state).authorizer, req.principal, role_id)
+        await _require_grants(conn, services(state).authorizer, req.principal, role_id)
         await handle_delete_role(DeleteRole(role_id=role_id, metadata=req.meta), req.ctx)
 
     @get("/{role_id:uuid}/members", operation_id="list_role_members", opt=requires(in_handler))
@@ -153,7 +154,7 @@ class RolesController(Controller):
         conn: NamedDependency[Connection],
         state: State,
     ) -> RoleMembers:
-        await _existing(conn, state.authorizer, req.principal, role_id)
+        await _existing(conn, services(state).authorizer, req.principal, role_id)
         rows = await permissions_queries.assignments(conn, role_id)
         return RoleMembers(members=[_member(who) for who, what in rows if what == "assignee"])
 
@@ -211,9 +212,9 @@ class RolesController(Controller):
         writes: list[str],
         deletes: list[str],
     ) -> None:
-        await _existing(conn, state.authorizer, principal, role_id)
-        await _require_grants(conn, state.authorizer, principal, role_id)
-        await require_principals_exist(conn, state.authorizer, principal, writes)
+        await _existing(conn, services(state).authorizer, principal, role_id)
+        await _require_grants(conn, services(state).authorizer, principal, role_id)
+        await require_principals_exist(conn, services(state).authorizer, principal, writes)
         command = ChangeAssignments(
             "role", role_id, [(m, "assignee") for m in writes], [(m, "assignee") for m in deletes], meta
         )

@@ -8,6 +8,7 @@ from litestar.connection import ASGIConnection
 
 from api.auth.rules import Check, Rule, read_body
 from api.auth.target import creation_project
+from api.container import services
 from api.dependencies import project_id_of
 from api.management.wire import CreateWarehouseRequest, UpdateStorageRequest
 from catalog_es.errors import NoSuchProjectError, NotAuthorizedError
@@ -16,7 +17,7 @@ from catalog_es.privileges import SERVER_OBJECT_ID
 
 def on_project(privilege: str | None) -> Rule:
     async def rule(check: Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]) -> None:
-        project_id = project_id_of(connection, connection.app.state.settings)
+        project_id = project_id_of(connection, services(connection.app.state).settings)
         not_found = NoSuchProjectError(f"Project {project_id} does not exist")
         if privilege:
             await check.authz.require(check.conn, check.principal, project_id, privilege, not_found)

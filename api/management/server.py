@@ -10,6 +10,7 @@ from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
 from api.auth.rules import anyone, requires
+from api.container import services
 from api.dependencies import RequestScope
 from api.management.wire import BootstrapRequest, ServerInfo
 from api.settings import Settings
@@ -42,7 +43,7 @@ async def server_info(
     name, and `serve` already made what bootstrap would. The server id stays unset until a bootstrap call
     records one, so a later switch to the builtin authorizer can still name its first admin.
     """
-    settings: Settings = state.settings
+    settings: Settings = services(state).settings
     server_id = await req.read_model.server_id(conn)
     ready_without_bootstrap = settings.authz.backend == "allowall" and await req.read_model.project_exists(
         conn, NIL_PROJECT_ID

@@ -13,6 +13,7 @@ from api.auth.authorizer import Authorizer
 from api.auth.principal import Principal
 from api.auth.provisioning import UserProvisioner
 from api.auth.rules import anyone, in_handler, requires
+from api.container import services
 from api.dependencies import RequestScope
 from api.encoded_slash import decode_name
 from api.management.wire import CreateUserRequest, ListUsersResponse, User
@@ -37,7 +38,7 @@ def _user(row: UserRow) -> User:
 
 
 async def _require_admin_unless_self(conn: Connection, state: State, principal: Principal, user_id: str) -> None:
-    authz: Authorizer = state.authorizer
+    authz: Authorizer = services(state).authorizer
     if user_id != principal.user_id and not await authz.allowed(conn, principal, SERVER_OBJECT_ID, "admin"):
         raise NotAuthorizedError("Only a server admin may manage other users")
 
@@ -49,7 +50,7 @@ async def _require_server_role_unless_self(
     `can_list_users` on the server). Project admins, even security admins, see no other tenant's users;
     anyone may read their own record.
     """
-    authz: Authorizer = state.authorizer
+    authz: Authorizer = services(state).authorizer
     if user_id != principal.user_id and not await authz.allowed(conn, principal, SERVER_OBJECT_ID, "operator"):
         raise NotAuthorizedError("Only a server admin or operator may read other users")
 
@@ -128,7 +129,7 @@ class UsersController(Controller):
         user_id = decode_name(user_id)  # an OIDC subject may hold a '/', sent as %2F like catalog names
         await _require_admin_unless_self(conn, state, req.principal, user_id)
         await handle_delete_user(DeleteUser(user_id=user_id, metadata=req.meta), req.ctx)
-        provisioner: UserProvisioner = state.provisioner
+        provisioner: UserProvisioner = services(state).provisioner
         provisioner.forget(user_id)
 
 

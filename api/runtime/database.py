@@ -4,27 +4,24 @@ from __future__ import annotations
 
 import uuid
 
+from api.container import open_services
 from api.runtime.embedded_postgres import embedded_dsn
 from api.settings import Settings
-from catalog_es.clock import RandomIds, SystemClock
 from catalog_es.errors import BadRequestError
 from catalog_es.store.access_log import ACCESS_LOG_MIGRATIONS
 from catalog_es.store.database import open_pool
-from catalog_es.store.eventstore import EventMetadata, EventStore
+from catalog_es.store.eventstore import EventMetadata
 from catalog_es.store.idempotency import IDEMPOTENCY_MIGRATIONS
 from catalog_es.store.metrics_reports import METRICS_MIGRATIONS
 from catalog_es.store.migrations import EVENT_STORE_MIGRATIONS, apply_migrations
 from catalog_es.store.schema_guard import check_not_newer
 from catalog_es.store.secrets import SECRETS_MIGRATIONS
 from commands.bootstrap import EnsureDefaultWarehouse, handle_ensure_default_warehouse
-from commands.context import CommandContext
 from projections.audit.history import EVENT_HISTORY_MIGRATIONS
 from projections.audit.iceberg_events import ICEBERG_EVENTS_MIGRATIONS
 from projections.catalog.migrations import READ_MODEL_MIGRATIONS
-from projections.catalog.queries import CatalogReadModel
 from projections.checkpoints import RELAY_MIGRATIONS
-from projections.permissions.queries import AccessReadModel
-from projections.registry import INLINE_PROJECTORS, PROJECTOR_MIGRATIONS
+from projections.registry import PROJECTOR_MIGRATIONS
 
 ALL_MIGRATIONS = (
     *EVENT_STORE_MIGRATIONS,
@@ -63,19 +60,10 @@ async def bootstrap(dsn: str, settings: Settings) -> uuid.UUID | None:
     The warehouse only where the file storage roots allow it (always in embedded mode, whose default root
     holds it); with an external database and no root, the project alone.
     """
-    pool = await open_pool(dsn, min_size=1, max_size=1)
-    try:
-        clock, ids = SystemClock(), RandomIds()
-        store = EventStore(
-            pool, clock=clock, ids=ids, source=settings.event_source, inline_projectors=INLINE_PROJECTORS
-        )
-        roots = settings.file_roots
-        ctx = CommandContext(
-            store=store, state=CatalogReadModel(), clock=clock, ids=ids, access=AccessReadModel(), file_roots=roots
-        )
+    async with open_services(settings, dsn, pool_size=(1, 1)) as services:
         location: str | None = settings.default_warehouse_location
         try:
-            roots.check(settings.default_warehouse_location)
+            settings.file_roots.check(settings.default_warehouse_location)
         except BadRequestError:
             location = None
         command = EnsureDefaultWarehouse(
@@ -83,6 +71,4 @@ async def bootstrap(dsn: str, settings: Settings) -> uuid.UUID | None:
             location=location,
             metadata=EventMetadata(actor="system"),
         )
-        return await handle_ensure_default_warehouse(command, ctx)
-    finally:
-        await pool.close()
+        return await handle_ensure_default_warehouse(command, services.ctx)

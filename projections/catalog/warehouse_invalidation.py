@@ -123,11 +123,11 @@ async def _changed_warehouses(conn: Connection, after: int, upto: int) -> list[u
 
 
 def follow_warehouse_events(dsn: str) -> Callable[[Any], AbstractAsyncContextManager[None]]:
-    """A Litestar lifespan step: follows the log for `app.state.warehouses` (set by an earlier step) while serving."""
+    """A Litestar lifespan step: follows the log for the app services' `warehouses` (an earlier step opens them)."""
 
     @asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
-        task = asyncio.create_task(WarehouseInvalidation(dsn, app.state.warehouses).run())
+        task = asyncio.create_task(WarehouseInvalidation(dsn, app.state.services.warehouses).run())
         try:
             yield
         finally:

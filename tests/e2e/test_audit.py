@@ -123,6 +123,11 @@ def test_audit_export_and_as_of_work_on_a_data_dir_when_no_server_runs(tmp_path)
         assert result.returncode == 0, result.stderr
         return result.stdout
 
+    # Only `serve` and `migrate` create a catalog (issue #20: a mistyped --data-dir must not start an empty one).
+    created = subprocess.run(
+        [*CLI, "migrate", "--data-dir", data_dir], check=False, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert created.returncode == 0, created.stderr
     exported = json.loads(run("export", "--json"))
     state = json.loads(run("as-of", datetime.now(UTC).isoformat(), "--json"))
     [table] = [t for t in state["tables"] if t["name"] == "catalog_events"]

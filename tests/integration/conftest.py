@@ -1,4 +1,4 @@
-"""Integration fixtures: a migrated database and a factory for the whole write side on it.
+"""Integration fixtures: a migrated database and a factory for the whole write side on it (the app's own wiring).
 
 Async pools are bound to one event loop, so fixtures hand out factories that a test opens inside
 its own `asyncio.run(...)`.
@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
+from api.container import open_services
 from api.runtime.database import migrate
-from catalog_es.clock import RandomIds, SystemClock
+from api.settings import load_settings
 from catalog_es.storage.file_roots import FileStorageRoots
-from catalog_es.store.database import Pool, open_pool
+from catalog_es.store.database import Pool
 from catalog_es.store.eventstore import EventMetadata, EventStore, InlineProjector
 from commands.bootstrap import EnsureDefaultWarehouse, handle_ensure_default_warehouse
 from commands.context import CommandContext
 from projections.catalog.queries import CatalogReadModel
-from projections.permissions.queries import AccessReadModel
 from projections.registry import INLINE_PROJECTORS
 from tests.integration.nats_server import NatsServer
 from tests.integration.s3_server import s3_endpoint  # noqa: F401 - the moto S3 fixture
@@ -68,20 +68,18 @@ def open_catalog(migrated_dsn: str, warehouse_dir: Path) -> OpenCatalog:
         max_size: int = 16,
         projectors: Sequence[InlineProjector] = INLINE_PROJECTORS,
     ) -> AsyncIterator[Catalog]:
-        pool = await open_pool(migrated_dsn, min_size=1, max_size=max_size)
-        try:
-            clock, ids = SystemClock(), RandomIds()
-            store = EventStore(pool, clock=clock, ids=ids, inline_projectors=projectors)
-            # File warehouses anywhere in the test's temporary directory (the default allows none).
-            roots = FileStorageRoots.of([str(warehouse_dir.parent)], None)
-            ctx = CommandContext(
-                store=store,
-                state=state or CatalogReadModel(),
-                clock=clock,
-                ids=ids,
-                access=AccessReadModel(),
-                file_roots=roots,
-            )
+        # File warehouses anywhere in the test's temporary directory (the default allows none); no secrets key.
+        roots = FileStorageRoots.of([str(warehouse_dir.parent)], None)
+        settings = load_settings({}, pg_dsn=migrated_dsn, data_dir=str(warehouse_dir.parent))
+        async with open_services(
+            settings,
+            migrated_dsn,
+            pool_size=(1, max_size),
+            read_model=state,
+            inline_projectors=projectors,
+            file_roots=roots,
+        ) as services:
+            ctx = services.ctx
             warehouse_id = uuid.UUID(int=0)
             if bootstrap:
                 warehouse_id = (
@@ -90,9 +88,13 @@ def open_catalog(migrated_dsn: str, warehouse_dir: Path) -> OpenCatalog:
                     )
                     or warehouse_id
                 )
-            yield Catalog(pool=pool, store=store, ctx=ctx, warehouse_id=warehouse_id, warehouse_dir=warehouse_dir)
-        finally:
-            await pool.close()
+            yield Catalog(
+                pool=services.pool,
+                store=services.store,
+                ctx=ctx,
+                warehouse_id=warehouse_id,
+                warehouse_dir=warehouse_dir,
+            )
 
     return _open
 

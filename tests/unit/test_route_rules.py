@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import warnings
+from types import SimpleNamespace
 from typing import Any
 
 from litestar import Litestar, get
 from litestar.datastructures import State
+from litestar.params import PathParameter
 from litestar.routes import HTTPRoute
 from litestar.testing import TestClient
 
@@ -49,7 +51,7 @@ def test_a_route_without_a_rule_is_refused_even_for_the_server_admin() -> None:
         route_handlers=[forgotten],
         guards=[authorize],
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
-        state=State({"authorizer": Authorizer(enabled=True)}),
+        state=State({"services": SimpleNamespace(authorizer=Authorizer(enabled=True))}),
     )
     with TestClient(app) as client:
         response = client.get("/catalog/v1/forgotten")
@@ -66,3 +68,20 @@ def test_building_the_app_emits_no_deprecation_warning() -> None:
         _app()
     deprecations = [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]
     assert deprecations == []
+
+
+def test_every_path_parameter_a_handler_reads_is_in_its_route_path() -> None:
+    """A `FromPath` marker on what is really a query parameter makes the route answer 400 to every request."""
+    misplaced: list[str] = []
+    for route in _app().routes:
+        if not isinstance(route, HTTPRoute):
+            continue
+        in_path = set(route.path_parameters)
+        for handler in route.route_handlers:
+            for name, field in handler.parsed_fn_signature.parameters.items():
+                if (
+                    isinstance(field.kwarg_definition, PathParameter)
+                    and (field.kwarg_definition.name or name) not in in_path
+                ):
+                    misplaced.append(f"{route.path} {handler.handler_name}({name})")
+    assert misplaced == []

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.e2e.conftest import RunningCatalog
+from tests.e2e.conftest import RestApi, RunningCatalog
 from tests.e2e.engines.conftest import ALL_ROWS, FIRST_ROWS, Seeded, rows
+from tests.e2e.rest_helpers import create_namespace
 
 if TYPE_CHECKING:
     import duckdb
@@ -58,3 +59,18 @@ def test_duckdb_inserts_and_pyiceberg_reads_the_new_snapshot(duck: duckdb.DuckDB
     expected = sorted([*ALL_ROWS, (7, "Baku", 3.5), (8, "Oslo", 0.5)])
     assert rows(reloaded.scan().to_arrow()) == expected
     assert rows(duck.execute("SELECT id, city, amount FROM lake.engines.sales").to_arrow_table()) == expected
+
+
+def test_duckdb_ctas_creates_and_reads_a_table_when_the_warehouse_is_on_local_files(
+    duck: duckdb.DuckDBPyConnection, rest: RestApi
+) -> None:
+    """DuckDB writes a staged table's first files itself: the catalog must have made its directories."""
+    create_namespace(rest, "quack")
+
+    duck.execute("CREATE TABLE lake.quack.birds AS SELECT range AS id, 'duck ' || range AS name FROM range(3)")
+
+    assert duck.execute("SELECT id, name FROM lake.quack.birds ORDER BY id").fetchall() == [
+        (0, "duck 0"),
+        (1, "duck 1"),
+        (2, "duck 2"),
+    ]

@@ -1,0 +1,120 @@
+"""The composition root: the one place that builds the write side and its companions for app, CLI, runtime and tests."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from api.auth.authorizer import Authorizer
+from api.auth.provisioning import UserProvisioner
+from api.settings import Settings
+from catalog_es.clock import RandomIds, SystemClock
+from catalog_es.storage.file_roots import FileStorageRoots
+from catalog_es.store.database import Pool, open_pool
+from catalog_es.store.eventstore import EventStore, InlineProjector
+from catalog_es.store.secrets import Sealer, SecretStore, load_secrets_key
+from commands.context import CommandContext
+from projections.catalog.as_of import AsOfCache
+from projections.catalog.queries import CatalogReadModel
+from projections.catalog.warehouse_cache import WarehouseCache
+from projections.permissions.queries import AccessReadModel
+from projections.registry import INLINE_PROJECTORS
+from projections.relay.metrics import RelayMetrics
+
+
+@dataclass(frozen=True)
+class Services:
+    """Everything a request, a command or a process needs, built once per process (or per test)."""
+
+    settings: Settings
+    pool: Pool
+    store: EventStore
+    ctx: CommandContext
+    read_model: CatalogReadModel
+    warehouses: WarehouseCache
+    secrets: SecretStore | None
+    authorizer: Authorizer
+    provisioner: UserProvisioner
+    idempotency_sealer: Sealer | None  # stored idempotent responses, sealed with the secrets key when there is one
+    relay_metrics: RelayMetrics | None = None
+    as_of: AsOfCache = field(default_factory=lambda: AsOfCache(4))  # replayed past catalogs (as-of prefixes)
+
+
+def secret_store(settings: Settings) -> SecretStore | None:
+    """The configured key; in embedded mode a key file in the data dir; otherwise no store (file warehouses only)."""
+    if settings.secrets_key is None and settings.pg_dsn is not None:
+        return None
+    return SecretStore(load_secrets_key(settings.secrets_key, settings.data_path))
+
+
+@asynccontextmanager
+async def open_services(
+    settings: Settings,
+    dsn: str,
+    *,
+    authorizer: Authorizer | None = None,
+    provisioner: UserProvisioner | None = None,
+    relay_metrics: RelayMetrics | None = None,
+    pool_size: tuple[int, int] = (2, 16),
+    read_model: CatalogReadModel | None = None,
+    inline_projectors: Sequence[InlineProjector] = INLINE_PROJECTORS,
+    file_roots: FileStorageRoots | None = None,
+) -> AsyncIterator[Services]:
+    """Open the pool and wire store, command context, caches and secrets on it; the pool closes on exit.
+
+    The secrets store is always the settings' one, so a CLI command writes with the same credentials
+    (and the same warehouse S3 settings) as the server; it was once forgotten in `audit export`.
+    """
+    min_size, max_size = pool_size
+    pool = await open_pool(dsn, min_size=min_size, max_size=max_size, checkout_timeout=settings.pg_pool_timeout_seconds)
+    try:
+        clock, ids, warehouses = (
+            SystemClock(),
+            RandomIds(),
+            WarehouseCache(ttl=None),
+        )  # the log invalidates it (follow_warehouse_events)
+        state = read_model or CatalogReadModel()
+        store = EventStore(
+            pool,
+            clock=clock,
+            ids=ids,
+            source=settings.event_source,
+            inline_projectors=(*inline_projectors, warehouses.forget),
+        )
+        secrets = secret_store(settings)
+        ctx = CommandContext(
+            store=store,
+            state=state,
+            clock=clock,
+            ids=ids,
+            access=AccessReadModel(),
+            secrets=secrets,
+            warehouses=warehouses,
+            endpoints=settings.endpoint_policy,
+            file_roots=file_roots if file_roots is not None else settings.file_roots,
+            server_side_rebase=settings.server_side_rebase,
+        )
+        yield Services(
+            settings=settings,
+            pool=pool,
+            store=store,
+            ctx=ctx,
+            read_model=state,
+            warehouses=warehouses,
+            secrets=secrets,
+            authorizer=authorizer or Authorizer(enabled=False),
+            provisioner=provisioner or UserProvisioner(),
+            idempotency_sealer=secrets.sealer("idempotent responses") if secrets is not None else None,
+            relay_metrics=relay_metrics,
+            as_of=AsOfCache(settings.as_of_cache_size),
+        )
+    finally:
+        await pool.close()
+
+
+def services(state: Any) -> Services:
+    """The app's `Services` from its `State` (the one place that knows the attribute's name)."""
+    found: Services = state.services
+    return found
