@@ -12,6 +12,7 @@ from api.auth.authorizer import Authorizer
 from api.auth.rules import requires
 from api.catalog.events_wire import QueryEventsRequest, QueryEventsResponse, decode_token, encode_token
 from api.catalog.rules import on_warehouse
+from api.container import services
 from api.dependencies import RequestScope
 from api.idempotency import NOT_IDEMPOTENT
 from api.settings import EventsApiSettings
@@ -65,7 +66,7 @@ async def query_events(
     after, since = _after(data.continuation_token, settings), data.since()
     if since is not None and data.continuation_token is None:
         after = max(after, await first_position_after(conn, since))
-    authz: Authorizer = state.authorizer
+    authz: Authorizer = services(state).authorizer
     principal, warehouse_id = req.principal, req.warehouse.id
     principals = None
     if authz.enabled and not await authz.sees_everything_in(conn, principal, warehouse_id):
