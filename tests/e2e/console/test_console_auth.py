@@ -108,11 +108,13 @@ def test_console_logs_in_with_the_provider_and_shows_permissions(
     main = open_page(browser, f"{catalog.base_url}/ui#/")
     assert "demo" in main.text
     token = browser.execute_script("return sessionStorage.getItem('catalog-es.token')")
-    assert token and token.count(".") == 2  # a JWT access token for the catalog, from the code exchange
+    assert token
+    assert token.count(".") == 2  # a JWT access token for the catalog, from the code exchange
     browser.save_screenshot(str(catalog.data_dir.parent / "console-pkce-home.png"))
 
     open_page(browser, f"{catalog.base_url}/ui#/w/{warehouse}/t/{NAMESPACE}/{TABLE}")
     click_tab(browser, "Permissions")
     table = wait_for(browser, "[data-section=permissions]")
-    assert "ownership" in table.text and "inherited" in table.text
+    assert "ownership" in table.text
+    assert "inherited" in table.text
     browser.save_screenshot(str(catalog.data_dir.parent / "console-permissions.png"))
