@@ -29,6 +29,8 @@ from api.management.wire import (
     BatchCheckResponse,
     CheckRequest,
     CheckResponse,
+    EffectiveAssignment,
+    EffectiveAssignmentsResponse,
     ManagedAccess,
     ManagedAccessResponse,
     UpdateAssignmentsRequest,
@@ -90,6 +92,10 @@ _OBJECT_ASSIGNMENTS = [
 ]
 _TABULAR_ASSIGNMENTS = [
     f"/warehouse/{{warehouse_id:uuid}}/{kind}/{{object_id:uuid}}/assignments" for kind in ("table", "view")
+]
+_EFFECTIVE = [
+    *(f"/{kind}/{{object_id:uuid}}/effective-assignments" for kind in ("warehouse", "namespace")),
+    *(path.replace("/assignments", "/effective-assignments") for path in _TABULAR_ASSIGNMENTS),
 ]
 _CONTAINERS = ["/warehouse/{object_id:uuid}", "/namespace/{object_id:uuid}"]
 AnyRequest = Request[Any, Any, Any]
@@ -159,6 +165,25 @@ class PermissionsController(Controller):
             data, req.ctx, conn, state, req.principal, req.meta, _kind(request), object_id, _warehouse(request)
         )
 
+    @get(_EFFECTIVE, opt=requires(in_handler))
+    async def authz_get_effective(
+        self,
+        req: NamedDependency[RequestScope],
+        request: AnyRequest,
+        object_id: FromPath[uuid.UUID],
+        conn: NamedDependency[Connection],
+        state: State,
+    ) -> EffectiveAssignmentsResponse:
+        """Who has what on the object and where it comes from: its own grants and its containers' (the console's
+        permissions tab). Read under the same rule as the object's own assignments: visible, and manage_grants or
+        pass_grants on it (whoever may read the object's grants may read what its containers pass down to it).
+        """
+        authz: Authorizer = services(state).authorizer
+        await visible_object(conn, authz, req.principal, _kind(request), object_id, _warehouse(request))
+        await require_may_read(conn, authz, req.principal, object_id)
+        rows = await permissions_queries.effective_assignments(conn, object_id)
+        return EffectiveAssignmentsResponse(assignments=[_effective(*row) for row in rows])
+
     @get(_CONTAINERS, opt=requires(in_handler))
     async def authz_get_managed_access(
         self,
@@ -224,6 +249,13 @@ async def _check(conn: Connection, state: State, principal: Principal, data: Che
             raise NotAuthorizedError("Checking another user's access needs manage_grants on the object")
         subject = Principal(user_id=data.user, name=data.user, authenticated=True)
     return CheckResponse(allowed=await authz.allowed(conn, subject, object_id, data.privilege))
+
+
+def _effective(principal: str, privilege: str, origin_kind: str, origin_id: uuid.UUID) -> EffectiveAssignment:
+    who = assignment_of(principal, privilege)
+    return EffectiveAssignment(
+        type=privilege, origin_kind=origin_kind, origin_id=origin_id, user=who.user, role=who.role
+    )
 
 
 def _warehouse(request: AnyRequest) -> uuid.UUID | None:

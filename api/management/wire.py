@@ -177,6 +177,22 @@ class AssignmentsResponse(AccessResponse):
     assignments: list[Assignment]
 
 
+class EffectiveAssignment(AccessResponse, omit_defaults=True):
+    """An assignment in force on an object, with the object it is granted on (the object itself or a container)."""
+
+    type: str
+    origin_kind: str
+    origin_id: uuid.UUID
+    user: str | None = None
+    role: uuid.UUID | None = None
+
+
+class EffectiveAssignmentsResponse(AccessResponse):
+    """Nearest origin first: the object's own grants, then its namespace's, warehouse's, project's, server's."""
+
+    assignments: list[EffectiveAssignment]
+
+
 class ManagedAccess(AccessRequest):
     managed_access: bool
 

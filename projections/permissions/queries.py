@@ -221,6 +221,17 @@ async def assignments(conn: Connection, object_id: uuid.UUID) -> list[tuple[str,
     return [(str(row[0]), str(row[1])) for row in await cursor.fetchall()]
 
 
+async def effective_assignments(conn: Connection, object_id: uuid.UUID) -> list[tuple[str, str, str, uuid.UUID]]:
+    """(principal, privilege, origin kind, origin id) granted on the object or any ancestor, nearest first."""
+    cursor = await conn.execute(
+        "SELECT g.principal, g.privilege, granted.kind, g.object_id FROM authz_objects o"
+        " JOIN authz_grants g ON g.object_id = ANY(o.ancestors) JOIN authz_objects granted ON granted.id = g.object_id"
+        " WHERE o.id = %s ORDER BY array_position(o.ancestors, g.object_id), g.privilege, g.principal",
+        (object_id,),
+    )
+    return [(str(row[0]), str(row[1]), str(row[2]), row[3]) for row in await cursor.fetchall()]
+
+
 async def object_kind(conn: Connection, object_id: uuid.UUID) -> str | None:
     cursor = await conn.execute("SELECT kind FROM authz_objects WHERE id = %s", (object_id,))
     row = await cursor.fetchone()

@@ -20,8 +20,6 @@ with a fixed seed. What is excluded, and why:
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +28,13 @@ import pytest
 import yaml
 
 from tests.e2e.conftest import start_catalog, stop_catalog
+from tests.e2e.schemathesis_run import run_schemathesis
 
 pytestmark = pytest.mark.e2e
 
 # A copy of the official spec kept in the repository, so the run never depends on a checkout beside it.
 SPEC = Path(__file__).resolve().parent / "openapi" / "rest-catalog-open-api-1.11.0.yaml"
 EXAMPLES_PER_OPERATION = 50
-SEED = 1
 NOT_IMPLEMENTED = (
     "planTableScan",
     "fetchPlanningResult",
@@ -85,34 +83,15 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation_when_run_aga
     try:
         prefix = _fixtures(catalog.catalog_uri)
         spec = _patched_spec(tmp_path / "spec.yaml")
-        (tmp_path / "schemathesis.toml").write_text(
-            f'[parameters]\n"path.prefix" = "{prefix}"\n"path.namespace" = "ns1"\n"path.table" = "t1"\n'
-        )
-        command = [
-            str(Path(sys.executable).with_name("schemathesis")),
-            "run",
+        run_schemathesis(
             str(spec),
-            "--url",
             catalog.catalog_uri,
-            "--exclude-deprecated",
-            "--phases",
-            "examples,coverage,fuzzing",
-            "--max-examples",
-            str(EXAMPLES_PER_OPERATION),
-            "--seed",
-            str(SEED),
-            "--checks",
-            "not_a_server_error,response_schema_conformance,content_type_conformance",
-            "--max-failures",
-            "100",
-            "--no-color",
-        ]
-        for operation in NOT_IMPLEMENTED:
-            command += ["--exclude-operation-id", operation]
-        result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=1200, check=False)
+            tmp_path,
+            parameters={"path.prefix": prefix, "path.namespace": "ns1", "path.table": "t1"},
+            checks="not_a_server_error,response_schema_conformance,content_type_conformance",
+            examples_per_operation=EXAMPLES_PER_OPERATION,
+            exclude_operations=NOT_IMPLEMENTED,
+            extra=["--exclude-deprecated"],
+        )
     finally:
         stop_catalog(catalog)
-    summary = result.stdout[result.stdout.find("SUMMARY") :]
-    print(summary)
-    assert result.returncode == 0, result.stdout[-8000:]
-    assert "generated" in summary, "schemathesis ran no test case"

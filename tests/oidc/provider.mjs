@@ -8,8 +8,19 @@ import Provider from 'oidc-provider';
 const config = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const issuer = `http://127.0.0.1:${config.port}`;
 
+// Optional: one public client for a browser (authorization code + PKCE S256), with the pages of
+// devInteractions as its login and consent; config.console = {client_id, redirect_uri}.
+const browserClients = config.console ? [{
+  client_id: config.console.client_id,
+  token_endpoint_auth_method: 'none',
+  grant_types: ['authorization_code'],
+  response_types: ['code'],
+  redirect_uris: [config.console.redirect_uri],
+  scope: config.scope,
+}] : [];
+
 const provider = new Provider(issuer, {
-  clients: config.clients.map((client) => ({
+  clients: [...browserClients, ...config.clients.map((client) => ({
     client_id: client.client_id,
     client_secret: client.client_secret,
     grant_types: ['client_credentials'],
@@ -18,12 +29,15 @@ const provider = new Provider(issuer, {
     token_endpoint_auth_method: 'client_secret_post',
     scope: config.scope,
     roles: client.roles ?? [],
-  })),
+  }))],
+  // The console calls the token endpoint from its own origin (another port): CORS for every client.
+  clientBasedCORS: () => true,
+  pkce: { required: () => true },
   extraClientMetadata: { properties: ['roles'] },
   jwks: { keys: config.keys },
   scopes: config.scope.split(' '),
   features: {
-    devInteractions: { enabled: false },
+    devInteractions: { enabled: Boolean(config.console) },
     clientCredentials: { enabled: true },
     resourceIndicators: {
       enabled: true,

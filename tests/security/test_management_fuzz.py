@@ -12,8 +12,6 @@ examples per operation keep the run short and repeatable.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -21,11 +19,11 @@ import pytest
 
 from api.settings import Settings
 from tests.e2e.conftest import start_catalog, stop_catalog
+from tests.e2e.schemathesis_run import run_schemathesis
 
 pytestmark = pytest.mark.e2e
 
 EXAMPLES_PER_OPERATION = 25
-SEED = 1
 TOUCHES_STORAGE = ("ManagementV1WarehouseCreateWarehouse", "ManagementV1WarehouseWarehouseIdStorageUpdateStorage")
 
 
@@ -57,32 +55,15 @@ def test_schemathesis_finds_no_server_error_when_run_against_the_management_api(
     catalog = start_catalog(tmp_path / "data", _sandbox_env(tmp_path / "data" / "warehouse"))
     try:
         parameters = _fixtures(catalog.base_url)
-        config = "\n".join(f'"{name}" = "{value}"' for name, value in parameters.items())
-        (tmp_path / "schemathesis.toml").write_text(f"[parameters]\n{config}\n")
-        command = [
-            str(Path(sys.executable).with_name("schemathesis")),
-            "run",
+        run_schemathesis(
             f"{catalog.base_url}/api-docs/management/v1/openapi.json",
-            "--url",
             catalog.base_url,
-            "--phases",
-            "examples,coverage,fuzzing",
-            "--max-examples",
-            str(EXAMPLES_PER_OPERATION),
-            "--seed",
-            str(SEED),
-            "--checks",
-            "not_a_server_error",
-            "--max-failures",
-            "100",
-            "--no-color",
-        ]
-        for operation in TOUCHES_STORAGE:
-            command += ["--exclude-operation-id", operation]
-        result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
+            tmp_path,
+            parameters=parameters,
+            checks="not_a_server_error",
+            examples_per_operation=EXAMPLES_PER_OPERATION,
+            exclude_operations=TOUCHES_STORAGE,
+            timeout=600,
+        )
     finally:
         stop_catalog(catalog)
-    summary = result.stdout[result.stdout.find("SUMMARY") :]
-    print(summary)
-    assert result.returncode == 0, result.stdout[-8000:]
-    assert "generated" in summary, "schemathesis ran no test case"

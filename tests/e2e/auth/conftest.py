@@ -28,8 +28,11 @@ def idp(tmp_path: Path) -> Iterator[OpenIdProvider]:
     provider.stop()
 
 
-def _server(pg_dsn: str, tmp_path: Path, idp: OpenIdProvider, backend: str) -> RunningCatalog:
+def catalog_server(
+    pg_dsn: str, tmp_path: Path, idp: OpenIdProvider, backend: str, port: int | None = None, **more: str
+) -> RunningCatalog:
     env = {
+        **more,
         **os.environ,
         "CATALOG_ES__PG_DSN": pg_dsn,
         "CATALOG_ES__NATS__ENABLED": "false",
@@ -38,13 +41,13 @@ def _server(pg_dsn: str, tmp_path: Path, idp: OpenIdProvider, backend: str) -> R
         "CATALOG_ES__OPENID_ROLES_CLAIM": "roles",
         "CATALOG_ES__AUTHZ__BACKEND": backend,
     }
-    return start_catalog(tmp_path / "data", env)
+    return start_catalog(tmp_path / "data", env, port)
 
 
 @pytest.fixture
 def secured_catalog(pg_dsn: str, tmp_path: Path, idp: OpenIdProvider) -> Iterator[RunningCatalog]:
     """Authentication on, every authenticated caller allowed (authz `allowall`)."""
-    running = _server(pg_dsn, tmp_path, idp, "allowall")
+    running = catalog_server(pg_dsn, tmp_path, idp, "allowall")
     yield running
     stop_catalog(running)
 
@@ -52,7 +55,13 @@ def secured_catalog(pg_dsn: str, tmp_path: Path, idp: OpenIdProvider) -> Iterato
 @pytest.fixture
 def authz_catalog(pg_dsn: str, tmp_path: Path, idp: OpenIdProvider) -> Iterator[RunningCatalog]:
     """Authentication on, builtin authorization, bootstrapped by the `admin` client (the server admin)."""
-    running = _server(pg_dsn, tmp_path, idp, "builtin")
+    running = bootstrapped(catalog_server(pg_dsn, tmp_path, idp, "builtin"), idp)
+    yield running
+    stop_catalog(running)
+
+
+def bootstrapped(running: RunningCatalog, idp: OpenIdProvider) -> RunningCatalog:
+    """The `admin` client bootstraps the server: it becomes the server admin."""
     response = httpx.post(
         f"{running.base_url}/management/v1/bootstrap",
         json={"accept-terms-of-use": True, "user-name": "The Admin", "user-email": "admin@example.com"},
@@ -60,5 +69,4 @@ def authz_catalog(pg_dsn: str, tmp_path: Path, idp: OpenIdProvider) -> Iterator[
         timeout=30,
     )
     assert response.status_code == 204, response.text
-    yield running
-    stop_catalog(running)
+    return running

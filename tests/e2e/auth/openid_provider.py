@@ -16,6 +16,7 @@ OIDC_DIR = Path(__file__).resolve().parents[2] / "oidc"
 AUDIENCE = "catalog-es"
 RESOURCE = "urn:catalog-es:api"
 SCOPE = "catalog openid"
+CONSOLE_CLIENT = "console"
 
 
 def ensure_installed() -> None:
@@ -37,8 +38,17 @@ def new_signing_key(kid: str) -> dict[str, str]:
 class OpenIdProvider:
     """One node process; `clients` maps client id → (secret, roles). Restartable with other keys on its port."""
 
-    def __init__(self, workdir: Path, port: int, clients: dict[str, tuple[str, list[str]]]) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        port: int,
+        clients: dict[str, tuple[str, list[str]]],
+        console_redirect_uri: str | None = None,
+    ) -> None:
+        """`console_redirect_uri`: also a public client `console` for the authorization-code grant with PKCE,
+        redirecting there (the console's `/ui` on the catalog's port, known before the catalog starts)."""
         self.workdir, self.port, self.clients = workdir, port, clients
+        self.console_redirect_uri = console_redirect_uri
         self.process: subprocess.Popen[bytes] | None = None
         self.keys = [new_signing_key("key-1")]
 
@@ -63,6 +73,8 @@ class OpenIdProvider:
             "resource": RESOURCE,
             "scope": SCOPE,
         }
+        if self.console_redirect_uri:
+            config["console"] = {"client_id": CONSOLE_CLIENT, "redirect_uri": self.console_redirect_uri}
         path = self.workdir / f"oidc-{self.port}.json"
         path.write_text(json.dumps(config))
         self.process = subprocess.Popen(

@@ -4,6 +4,8 @@ managed access and revocations that hold for the very next request."""
 
 from __future__ import annotations
 
+import uuid
+
 import httpx
 import psycopg
 import pyarrow as pa
@@ -250,3 +252,38 @@ def test_metrics_reports_on_hidden_tables_answer_like_missing_ones_and_are_dropp
     with psycopg.connect(seeded.env["CATALOG_ES__PG_DSN"]) as conn:
         kept = conn.execute("SELECT table_id FROM table_metrics_reports").fetchall()
     assert [str(row[0]) for row in kept] == [_table_id(seeded, "orders")]
+
+
+def test_effective_assignments_name_each_grant_with_the_object_it_comes_from(
+    seeded: RunningCatalog, idp: OpenIdProvider
+):
+    admin = _management(seeded, idp, "admin")
+    warehouse = _id(seeded, "SELECT id FROM warehouses")
+    sales, orders = _namespace_id(seeded, "sales"), _table_id(seeded, "orders")
+    _granted(admin, f"warehouse/{warehouse}", writes=[{"type": "describe", "user": "oidc~bob"}])
+    _granted(admin, f"namespace/{sales}", writes=[{"type": "select", "user": "oidc~alice"}])
+    _granted(admin, f"warehouse/{warehouse}/table/{orders}", writes=[{"type": "modify", "user": "oidc~bob"}])
+
+    path = f"/permissions/warehouse/{warehouse}/table/{orders}/effective-assignments"
+    response = admin.get(path)
+    assert response.status_code == 200, response.text
+    found = [(a["type"], a.get("user"), a["origin-kind"], a["origin-id"]) for a in response.json()["assignments"]]
+    mine = [entry for entry in found if entry[1] in ("oidc~alice", "oidc~bob")]
+    assert mine == [  # nearest first: the table's own grant, then its namespace's, then its warehouse's
+        ("modify", "oidc~bob", "table", orders),
+        ("select", "oidc~alice", "namespace", sales),
+        ("describe", "oidc~bob", "warehouse", warehouse),
+    ]
+    assert any(kind == "project" or kind == "server" for _, _, kind, _ in found)  # the admin's own, from above
+
+    # bob may see the table but not read its grants; alice cannot tell hr.salaries from a missing table.
+    assert _management(seeded, idp, "bob").get(path).status_code == 403
+    hidden = _table_id(seeded, "salaries")
+    probe = _management(seeded, idp, "alice").get(
+        f"/permissions/warehouse/{warehouse}/table/{hidden}/effective-assignments"
+    )
+    missing = _management(seeded, idp, "alice").get(
+        f"/permissions/warehouse/{warehouse}/table/{uuid.uuid4()}/effective-assignments"
+    )
+    shape = [(r.status_code, r.json()["error"]["type"]) for r in (probe, missing)]
+    assert shape == [(404, "NoSuchTableException")] * 2

@@ -68,11 +68,28 @@ export async function warehousePage(main, id) {
         h('h2', {}, 'Storage profile'), kv(warehouse['storage-profile']),
         h('p', {}, 'Credential: ', warehouse['storage-credential-type'] || 'none', warehouse['storage-credential-fingerprint'] ? ` (fingerprint ${warehouse['storage-credential-fingerprint']})` : ''),
         h('h2', {}, 'Delete profile'), kv(warehouse['delete-profile']))],
+      ['Permissions', () => permissions(`warehouse/${id}`)],
       ['History', () => lazy(async () => {
         const found = await events({ warehouse: id }, await recentPosition(2000));  // the last 2000 of the log
         return h('div', {}, barChart('Events per day', perDay(found.map((e) => e.time))), timeline(found, await namespaceNames(id)));
       })],
     ]));
+}
+
+// Who has what on the object and where it comes from (the object itself or a container above it).
+function permissions(path) {
+  return lazy(async () => {
+    let found;
+    try { found = (await api(`/management/v1/permissions/${path}/effective-assignments`)).assignments; } catch (error) {
+      if (error.status === 403) return h('p', { class: 'muted' }, 'Reading permissions needs manage_grants or pass_grants here.');
+      throw error;
+    }
+    return found.length ? grid(['Who', 'Privilege', 'Granted on', 'Origin id'], found.map((a) => [
+      a.user ? h('span', {}, 'user ', h('code', {}, a.user)) : h('span', {}, 'role ', h('code', {}, a.role)),
+      h('b', {}, a.type), a['origin-kind'] === path.split('/').slice(-2)[0] ? `${a['origin-kind']} (itself)` : `${a['origin-kind']} (inherited)`,
+      h('code', {}, a['origin-id'])]), { 'data-section': 'permissions' })
+      : h('p', { class: 'muted' }, 'No assignments: with authorization off everyone may do everything.');
+  });
 }
 
 function lazy(load) {
@@ -95,6 +112,11 @@ export async function namespacePage(main, id, parts) {
     tabs([
       ['Contents', () => filtered('tables and views', items)],
       ['Properties', () => kv(props.properties)],
+      ['Permissions', () => lazy(async () => {  // the namespace's id is in its events (its creation names it)
+        const first = (await events({ warehouse: id, namespace: parts.join('\x1f'), pageSize: 1 }))[0];
+        const nsId = first?.data?.['namespace-id'] ?? first?.data?.namespace_id;
+        return nsId ? permissions(`namespace/${nsId}`) : h('p', { class: 'muted' }, 'No history names this namespace.');
+      })],
       ['History', () => lazy(async () => timeline(await events({ warehouse: id, namespace: parts.join('\x1f') }), await namespaceNames(id)))],
     ]));
 }
@@ -183,6 +205,7 @@ export async function tablePage(main, id, parts, name) {
       ['History', () => lazy(async () => timeline(await history, await namespaceNames(id)))],
       ['Charts', () => lazy(async () => sizeCharts(m, await history))],
       ['Properties', () => kv(m.properties)],
+      ['Permissions', () => permissions(`warehouse/${id}/table/${m['table-uuid']}`)],
       ['Metadata', () => h('div', {}, kv({ location: m.location, 'metadata-location': loaded['metadata-location'], 'table-uuid': m['table-uuid'], 'last-updated': when(m['last-updated-ms']) }),
         h('h2', {}, 'Metadata log'), grid(['Time', 'File'], (m['metadata-log'] || []).map((e) => [when(e['timestamp-ms']), h('code', {}, e['metadata-file'])])))],
     ]));
@@ -203,5 +226,6 @@ export async function viewPage(main, id, parts, name) {
       ['Versions', () => grid(['Version', 'Time', 'Schema', 'SQL'], versions.map((v) => [num(v['version-id']), when(v['timestamp-ms']), num(v['schema-id']), sqlOf(v)]))],
       ['History', () => lazy(async () => timeline(await events({ view: m['view-uuid'] }), await namespaceNames(id)))],
       ['Properties', () => kv(m.properties)],
+      ['Permissions', () => permissions(`warehouse/${id}/view/${m['view-uuid']}`)],
     ]));
 }
