@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from functools import singledispatch
+
+import msgspec
 
 from catalog_es.events import (
     Event,
@@ -20,6 +23,7 @@ from catalog_es.events import (
     ViewRenamed,
 )
 from catalog_es.identifiers import name_key
+from catalog_es.privileges import IMPLIED_BY
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from catalog_es.store.migrations import Migration
@@ -106,3 +110,52 @@ async def _(event: TableRenamed | ViewRenamed, conn: Connection) -> None:
 @_apply.register(ViewDropped)
 async def _(event: TableDropped | ViewDropped, conn: Connection) -> None:
     await conn.execute("DELETE FROM tabular_search WHERE id = %s", (event.entity_id,))
+
+
+class SearchHit(msgspec.Struct, frozen=True, rename="kebab"):
+    """One live table or view whose name matches; `namespace-id` lets a client link without another lookup."""
+
+    kind: str
+    id: uuid.UUID
+    namespace: list[str]
+    namespace_id: uuid.UUID
+    name: str
+
+
+# Names that start with the text come first, then those that merely contain it; `visible` limits the hits
+# to tabulars on which (or on an ancestor of which) the principals hold a describe-implying grant.
+_SEARCH = """
+SELECT s.kind, s.id, s.namespace, s.namespace_id, s.name FROM tabular_search s
+WHERE s.warehouse_id = %(warehouse)s AND strpos(s.name_key, %(text)s) > 0
+  AND (NOT %(filtered)s OR EXISTS (
+    SELECT 1 FROM authz_objects o JOIN authz_grants g ON g.object_id = ANY(o.ancestors)
+    WHERE o.id = s.id AND g.principal = ANY(%(principals)s) AND g.privilege = ANY(%(implying)s)))
+ORDER BY strpos(s.name_key, %(text)s) <> 1, s.name_key, s.namespace
+LIMIT %(limit)s"""
+
+
+async def search_tabulars(
+    conn: Connection,
+    warehouse_id: uuid.UUID,
+    text: str,
+    limit: int,
+    visible_to: Sequence[str] | None = None,
+) -> list[SearchHit]:
+    """Tables and views of the warehouse whose name contains `text` (case-insensitive).
+
+    `visible_to` is the caller's principals when the caller cannot describe the whole warehouse: only what
+    they hold describe on (directly or inherited) is returned, as in the catalog's listings.
+    """
+    params = {
+        "warehouse": warehouse_id,
+        "text": name_key(text),
+        "limit": limit,
+        "filtered": visible_to is not None,
+        "principals": list(visible_to or ()),
+        "implying": list(IMPLIED_BY["describe"]),
+    }
+    cursor = await conn.execute(_SEARCH.encode(), params)
+    return [
+        SearchHit(kind=str(kind), id=id_, namespace=list(namespace), namespace_id=namespace_id, name=str(name))
+        for kind, id_, namespace, namespace_id, name in await cursor.fetchall()
+    ]

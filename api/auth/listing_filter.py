@@ -11,6 +11,7 @@ from catalog_es.identifiers import Namespace
 from catalog_es.store.database import Connection
 from projections.catalog.queries import CatalogReadModel
 from projections.permissions import queries as permissions_queries
+from projections.search import SearchHit, search_tabulars
 
 # (connection, namespace id, after key, limit) -> names
 NameLister = Callable[[Connection, uuid.UUID, str, int | None], Awaitable[list[str]]]
@@ -53,3 +54,10 @@ class ListingAccess:
         return await permissions_queries.visible_tabular_names(
             conn, self.principal.user_id, relation, namespace_id, after, limit, self.principal.roles
         )
+
+    async def search(self, conn: Connection, warehouse_id: uuid.UUID, text: str, limit: int) -> list[SearchHit]:
+        """Tables and views of the warehouse named like `text`; filtered unless the caller sees the warehouse."""
+        if await self.authz.sees_everything_in(conn, self.principal, warehouse_id):
+            return await search_tabulars(conn, warehouse_id, text, limit)
+        principals = await permissions_queries.user_principals(conn, self.principal.user_id, self.principal.roles)
+        return await search_tabulars(conn, warehouse_id, text, limit, visible_to=principals)

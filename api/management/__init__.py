@@ -1,4 +1,4 @@
-"""The management API: one `Router` under /management/v1 (server, projects, warehouses, access, audit)."""
+"""The management API: one `Router` under /management/v1 (server, projects, warehouses, search, access, audit)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from api.management.audit import AuditController
 from api.management.permissions import PermissionsController
 from api.management.projects import PROJECT_ROUTES
 from api.management.roles import RolesController
+from api.management.search import search_warehouse
 from api.management.server import bootstrap, server_info
 from api.management.users import UsersController, whoami
 from api.management.warehouses import WarehousesController
@@ -26,6 +27,7 @@ def management_router() -> Router:
             server_info,
             *PROJECT_ROUTES,
             WarehousesController,
+            search_warehouse,
             UsersController,
             whoami,
             RolesController,
