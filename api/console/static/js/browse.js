@@ -5,6 +5,7 @@ import { href } from './tree.js';
 import { namespaceNames, timeline } from './timeline.js';
 import { schemaDiff, typeName } from './changes.js';
 import { barChart, lineChart, perDay } from './charts.js';
+import { searchBox } from './search.js';
 
 const FILTER_SHOWN = 500;
 
@@ -27,7 +28,7 @@ function kv(object) {
     : h('p', { class: 'muted' }, 'None.');
 }
 
-// A list of links with a filter box that narrows it as you type (client-side: no search endpoint yet).
+// A list of links with a filter box that narrows it as you type (client-side, over what the page loaded).
 function filtered(label, items) {
   const list = h('ul');
   const count = h('span', { class: 'muted' });
@@ -61,7 +62,7 @@ export async function homePage(main) {
 export async function warehousePage(main, id) {
   const warehouse = await warehouseOf(id);
   const namespaces = await listNamespaces(id);
-  mount(main, crumbs(warehouse), h('h1', {}, warehouse.name),
+  mount(main, crumbs(warehouse), h('h1', {}, warehouse.name), searchBox(id),
     tabs([
       ['Namespaces', () => filtered('namespaces', namespaces.map((parts) => ({ kind: 'ns', text: parts.join('.'), href: href.namespace(id, parts) })))],
       ['Storage', () => h('div', {}, h('p', {}, 'Status: ', h('span', { class: `badge ${warehouse.status}` }, warehouse.status)),
