@@ -6,8 +6,7 @@ prefix an engine gets is fixed: every later request sees the same catalog.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
+from catalog_es.clock import parse_instant
 from catalog_es.errors import BadRequestError
 from catalog_es.store.database import Connection
 from projections.audit.as_of import position_at
@@ -35,11 +34,11 @@ async def resolve_as_of(conn: Connection, suffix: str) -> int:
     """A position as given, or the last position at or before a time. Raises: BadRequestError."""
     if suffix.isascii() and suffix.isdigit():
         return _position(suffix)
-    try:  # (api.management's parse_time is out of reach of both HTTP APIs' shared modules: same rule)
-        at = datetime.fromisoformat(suffix.strip().replace("z", "Z"))
+    try:
+        at = parse_instant(suffix)
     except ValueError:
         raise BadRequestError(f"Invalid as-of time {suffix!r}: expected ISO-8601 or a log position") from None
-    return await position_at(conn, at if at.tzinfo else at.replace(tzinfo=UTC))
+    return await position_at(conn, at)
 
 
 def is_read(endpoint: str) -> bool:

@@ -32,3 +32,13 @@ class RandomIds:
 def millis(moment: datetime) -> int:
     """Milliseconds since the epoch, as Iceberg metadata counts time."""
     return int(moment.timestamp() * 1000)
+
+
+def parse_instant(value: str) -> datetime:
+    """An ISO-8601 instant as people type it (`Z` or `z`, surrounding blanks); without an offset it is UTC.
+
+    Raises:
+        ValueError: not ISO-8601.
+    """
+    parsed = datetime.fromisoformat(value.strip().replace("z", "Z"))
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
+from datetime import datetime
 
+from catalog_es.clock import parse_instant
 from catalog_es.errors import BadRequestError
 from projections.audit.history import EventFilter, entity_stream, event_type
 
@@ -16,10 +17,9 @@ def parse_time(value: str, name: str = "time") -> datetime:
         BadRequestError: not ISO-8601.
     """
     try:
-        parsed = datetime.fromisoformat(value.strip().replace("z", "Z"))
+        return parse_instant(value)
     except ValueError:
         raise BadRequestError(f"Invalid {name} {value!r}: expected ISO-8601, e.g. 2026-01-31T12:00:00Z") from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 _ENTITY_KINDS = ("project", "warehouse", "namespace", "table", "view")
