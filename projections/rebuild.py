@@ -29,6 +29,8 @@ async def rebuild_projection(
     that holds the writers' counter lock (inline read models: no commit can slip between) or the
     projector's checkpoint row (process read models: its runner waits, then resumes after the swap).
     """
+    if not projection.rebuildable:
+        raise ValueError(f"{projection.name} is only ever built forward, never rebuilt from the log")
     live = await current_schema(conn)
     async with scratch_schema(conn, projection, purpose="rebuild") as shadow:
         position, head = 0, await log_head(conn)

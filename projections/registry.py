@@ -8,6 +8,7 @@ from datetime import datetime
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import InlineProjector
 from catalog_es.store.migrations import Migration
+from projections.audit.log_chain import CHAIN_MIGRATIONS, CHAIN_TABLES, chain_events
 from projections.catalog.migrations import READ_MODEL_MIGRATIONS
 from projections.catalog.projector import READ_MODEL_TABLES, project_catalog
 from projections.checkpoints import CHECKPOINT_MIGRATIONS, ProjectorStatus, projector_status
@@ -29,19 +30,27 @@ class Projection:
     migrations: tuple[Migration, ...]
     apply: InlineProjector
     inline: bool = False
+    rebuildable: bool = True  # False: only ever built forward (the hash chain must not be recomputed from the log)
 
 
 CATALOG = Projection("catalog", READ_MODEL_TABLES, READ_MODEL_MIGRATIONS, project_catalog, inline=True)
 STATISTICS = Projection("catalog_statistics", STATISTICS_TABLES, STATISTICS_MIGRATIONS, project_statistics)
 SEARCH = Projection("tabular_search", SEARCH_TABLES, SEARCH_MIGRATIONS, project_search)
 PERMISSIONS = Projection("permissions", PERMISSION_TABLES, PERMISSION_MIGRATIONS, project_permissions, inline=True)
+LOG_CHAIN = Projection("log_chain", CHAIN_TABLES, CHAIN_MIGRATIONS, chain_events, rebuildable=False)
 
-PROJECTIONS = (CATALOG, STATISTICS, SEARCH, PERMISSIONS)
+PROJECTIONS = (CATALOG, STATISTICS, SEARCH, PERMISSIONS, LOG_CHAIN)
 PROCESS_PROJECTIONS = tuple(p for p in PROJECTIONS if not p.inline)
 # What every event store on the write path applies in its append transaction, in this order.
 INLINE_PROJECTORS = tuple(p.apply for p in PROJECTIONS if p.inline)
 # The inline read models' steps are applied with the event store's; these come after them.
-PROJECTOR_MIGRATIONS = (*CHECKPOINT_MIGRATIONS, *STATISTICS_MIGRATIONS, *SEARCH_MIGRATIONS, *PERMISSION_MIGRATIONS)
+PROJECTOR_MIGRATIONS = (
+    *CHECKPOINT_MIGRATIONS,
+    *STATISTICS_MIGRATIONS,
+    *SEARCH_MIGRATIONS,
+    *PERMISSION_MIGRATIONS,
+    *CHAIN_MIGRATIONS,
+)
 
 
 def projection(name: str) -> Projection:

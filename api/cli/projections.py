@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from api.cli.audit_chain import ExpectHead, check_chains, print_chain
 from api.cli.session import DataDir, cli_dsn, cli_settings, command_group, fail, on_connection, until_signalled
 
 if TYPE_CHECKING:
     from catalog_es.store.database import Connection
+    from catalog_es.store.hash_chain import ChainReport
     from projections.registry import Projection
     from projections.verify import Verification
 
@@ -100,7 +102,9 @@ def rebuild(name: Name = None, every: All = False, data_dir: DataDir = None) -> 
             return Text(f"{task.speed or 0:,.0f} events/s")
 
     settings = cli_settings(data_dir)
-    chosen = _chosen(name, every, PROJECTIONS)
+    chosen = _chosen(name, every, tuple(p for p in PROJECTIONS if p.rebuildable or name is not None))
+    if not all(p.rebuildable for p in chosen):
+        fail(f"{name} is never rebuilt from the log (it would bless an altered log); check it with `audit verify`", 2)
     progress = Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), _RateColumn(), TimeRemainingColumn()
     )
@@ -132,19 +136,27 @@ def _print_verification(result: Verification) -> None:
             typer.echo(f"  {diff.table} replay only: {row!r}")
 
 
-def audit_verify(name: Name = None, data_dir: DataDir = None) -> None:
-    """Recompute every read model (or NAME) from the log and diff it with the live one; exit 1 on any difference."""
+def audit_verify(name: Name = None, data_dir: DataDir = None, expect_head: ExpectHead = None) -> None:
+    """Check the hash chains over the event log and the access log (nothing altered or removed), then recompute
+    every read model (or NAME) from the log and diff it with the live one; exit 1 on any problem."""
     from projections.registry import PROJECTIONS  # noqa: PLC0415 - the CLI imports lazily (fast --help)
     from projections.verify import verify_projection  # noqa: PLC0415
 
     settings = cli_settings(data_dir)
     chosen = _chosen(name, name is None, PROJECTIONS)
 
-    async def work(conn: Connection) -> list[Verification]:
-        return [await verify_projection(conn, p) for p in chosen]
+    async def work(conn: Connection) -> tuple[list[ChainReport], list[Verification]]:
+        chains = await check_chains(conn, expect_head) if name is None else []
+        if not all(c.intact for c in chains):
+            return chains, []  # replaying a broken log would only repeat what the chain found
+        return chains, [await verify_projection(conn, p) for p in chosen]
 
-    results = on_connection(settings, work)
+    chains, results = on_connection(settings, work)
+    for chain in chains:
+        print_chain(chain)
+    if not results and chains:
+        typer.echo("read models not verified: the log itself is broken")
     for result in results:
         _print_verification(result)
-    if not all(r.identical for r in results):
+    if not all(r.identical for r in results) or not all(c.intact for c in chains):
         raise typer.Exit(1)

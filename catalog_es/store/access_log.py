@@ -3,12 +3,13 @@ event log so that replay never reads them."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
 
 from catalog_es.store.database import Connection
+from catalog_es.store.hash_chain import GENESIS, link
 from catalog_es.store.migrations import Migration
 
 ACCESS_LOG_MIGRATIONS = (
@@ -40,7 +41,10 @@ CREATE TRIGGER access_audit_log_no_truncate BEFORE TRUNCATE ON access_audit_log
     FOR EACH STATEMENT EXECUTE FUNCTION access_audit_log_reject_change();
 """,
     ),
+    # Each record's link in the hash chain (catalog_es.store.hash_chain); older records have none.
+    Migration("0802_access_audit_log_chain", "ALTER TABLE access_audit_log ADD COLUMN IF NOT EXISTS digest bytea"),
 )
+_CHAIN_LOCK = 0x616363657373  # the advisory lock that puts records in chain order ("access")
 _COLUMNS = "id, time, actor, request_id, decision, status, method, path, operation, reason"
 
 
@@ -62,22 +66,32 @@ class AccessRecord(msgspec.Struct, frozen=True, kw_only=True, rename="kebab"):
 
 
 async def record_access(conn: Connection, record: AccessRecord) -> None:
-    """Append on an autocommit connection: the refusal is kept whatever becomes of the request."""
-    await conn.execute(
-        "INSERT INTO access_audit_log (time, actor, request_id, decision, status, method, path, operation, reason)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-        (
-            record.time,
-            record.actor,
-            record.request_id,
-            record.decision,
-            record.status,
-            record.method,
-            record.path,
-            record.operation,
-            record.reason,
-        ),
+    """Append on an autocommit connection: the refusal is kept whatever becomes of the request.
+
+    Records are chained in id order: an advisory lock orders the writers, each links to the one before."""
+    time = record.time if record.time.tzinfo else record.time.replace(tzinfo=UTC)
+    values = (
+        time.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f"),
+        record.actor,
+        record.request_id,
+        record.decision,
+        record.status,
+        record.method,
+        record.path,
+        record.operation,
+        record.reason,
     )
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CHAIN_LOCK,))
+        cursor = await conn.execute("SELECT digest FROM access_audit_log ORDER BY id DESC LIMIT 1")
+        last = await cursor.fetchone()
+        previous = bytes(last[0]) if last and last[0] is not None else GENESIS
+        await conn.execute(
+            "INSERT INTO access_audit_log"
+            " (time, actor, request_id, decision, status, method, path, operation, reason, digest)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (time, *values[1:], link(previous, values)),
+        )
 
 
 async def read_access_log(
