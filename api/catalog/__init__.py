@@ -20,6 +20,7 @@ def catalog_router(idempotency_key_lifetime: timedelta) -> Router:
     from api.catalog.config import get_config  # noqa: PLC0415
     from api.catalog.events import query_events  # noqa: PLC0415
     from api.catalog.namespaces import NamespacesController  # noqa: PLC0415
+    from api.catalog.sign import SIGN_ROUTES  # noqa: PLC0415
     from api.catalog.tables import TablesController, commit_transaction, rename_table  # noqa: PLC0415
     from api.catalog.views import ViewsController, rename_view  # noqa: PLC0415
     from api.idempotency import IdempotencyMiddleware  # noqa: PLC0415
@@ -35,6 +36,7 @@ def catalog_router(idempotency_key_lifetime: timedelta) -> Router:
             ViewsController,
             rename_view,
             query_events,
+            *SIGN_ROUTES,
         ],
         middleware=[IdempotencyMiddleware(idempotency_key_lifetime)],
         opt=preflight(server_operator),

@@ -24,6 +24,7 @@ from api.catalog.rules import (
     renamed,
     transaction_tables,
 )
+from api.catalog.sign_config import table_config
 from api.catalog.wire import (
     CommitTableRequest,
     CommitTableResponse,
@@ -99,6 +100,7 @@ class TablesController(Controller):
         req: NamedDependency[RequestScope],
         namespace: FromPath[str],
         data: JSONBody[CreateTableRequest],
+        request: Request[Any, Any, Any],
     ) -> Response[LoadTableResult]:
         command = CreateTable(
             warehouse_id=req.warehouse.id,
@@ -114,6 +116,7 @@ class TablesController(Controller):
         )
         result = await handle_create_table(command, req.ctx)
         config = (await req.ctx.storage(req.warehouse)).client_config
+        config = await table_config(request, req, config, command.namespace, data.name)
         loaded = LoadTableResult(metadata=result.metadata, metadata_location=result.metadata_location, config=config)
         return Response(loaded, headers=etag_header(result.metadata_location))
 
@@ -124,6 +127,7 @@ class TablesController(Controller):
         namespace: FromPath[str],
         table: FromPath[str],
         conn: NamedDependency[Connection],
+        request: Request[Any, Any, Any],
         snapshots: FromQuery[Literal["all", "refs"]] = "all",
         if_none_match: Annotated[str | None, HeaderParameter(name="If-None-Match")] = None,
     ) -> Response[LoadTableDocument | None]:
@@ -141,6 +145,7 @@ class TablesController(Controller):
         if if_none_match is not None and tag in (part.strip() for part in if_none_match.split(",")):
             return Response(None, status_code=304, headers={"ETag": tag})
         config = (await req.ctx.storage(req.warehouse)).client_config
+        config = await table_config(request, req, config, ident, decode_name(table))
         result = LoadTableDocument(metadata=metadata, metadata_location=location, config=config)
         return Response(result, headers={"ETag": tag})
 
@@ -220,6 +225,7 @@ class TablesController(Controller):
         req: NamedDependency[RequestScope],
         namespace: FromPath[str],
         data: JSONBody[RegisterTableRequest],
+        request: Request[Any, Any, Any],
     ) -> LoadTableResult:
         command = RegisterTable(
             req.warehouse.id,
@@ -231,6 +237,7 @@ class TablesController(Controller):
         )
         result = await handle_register_table(command, req.ctx)
         config = (await req.ctx.storage(req.warehouse)).client_config
+        config = await table_config(request, req, config, command.namespace, data.name)
         return LoadTableResult(metadata=result.metadata, metadata_location=result.metadata_location, config=config)
 
 

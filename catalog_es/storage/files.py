@@ -63,6 +63,7 @@ class WarehouseStorage:
         endpoints: EndpointPolicy | None = None,
     ) -> None:
         self._profile = profile
+        self.profile = profile  # read by the table responses' remote-signing config
         self._credential = credential
         self._endpoints = endpoints or EndpointPolicy()
         self._base = base_location(profile)

@@ -11,6 +11,7 @@ import pytest
 
 from tests.e2e.auth.openid_provider import AUDIENCE, OpenIdProvider
 from tests.e2e.conftest import RunningCatalog, free_port, start_catalog, stop_catalog
+from tests.integration.s3_iam_server import iam_s3  # noqa: F401 - moto with IAM enforcement (remote signing tests)
 
 CLIENTS = {
     "admin": ("admin-secret", ["catalog-admins"]),

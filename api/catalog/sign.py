@@ -1,0 +1,217 @@
+"""S3 remote signing: the spec 1.11 `signRequest` route and Lakekeeper's three signer paths.
+
+Every path resolves one table (by name, by id or by the longest location match), then refuses with 403
+unless the caller holds the privilege the method needs on it (GET/HEAD select, PUT/POST/DELETE modify)
+and every object the request names lies in the table's location on the warehouse's bucket. A missing
+table, a view and a table the caller may not see all get the same 403. Only then is the request signed
+with the warehouse credential, which never leaves the server.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Final
+
+import msgspec
+from litestar import Request, Response, post
+from litestar.params import FromPath, JSONBody
+
+from api.as_of_prefix import split_prefix
+from api.auth.principal import request_principal
+from api.auth.rules import in_handler, requires
+from api.catalog.wire import Wire
+from api.container import services
+from api.dependencies import parse_namespace
+from api.encoded_slash import decode_name
+from api.idempotency import NOT_IDEMPOTENT
+from catalog_es.errors import ForbiddenError
+from catalog_es.state import TabularRow, WarehouseRow
+from catalog_es.storage.profiles import S3Profile, decode_profile
+from catalog_es.storage.sign_scope import S3Request, Scope, inside, request_scope
+from catalog_es.storage.signer import sign_request
+from catalog_es.store.database import Connection
+from commands.context import require_active
+from projections.catalog.queries import CatalogReadModel
+from projections.catalog.sign_lookup import table_at, table_by_id
+
+_NOT_SIGNED: Final = "This request cannot be signed: no table the caller may {} holds these objects"
+_SIGN_OPT: Final = {**requires(in_handler), NOT_IDEMPOTENT: True}
+
+
+class RemoteSignRequest(Wire):
+    """Spec 1.11 `RemoteSignRequest`."""
+
+    region: str
+    uri: str
+    method: str
+    headers: dict[str, list[str]] = msgspec.field(default_factory=dict)
+    properties: dict[str, str] = msgspec.field(default_factory=dict)
+    body: str | None = None
+    provider: str | None = None
+
+
+class RemoteSignResult(Wire):
+    """Spec 1.11 `RemoteSignResult`: the URI to call and the headers to add."""
+
+    uri: str
+    headers: dict[str, list[str]]
+
+
+class _Target(msgspec.Struct, frozen=True):
+    """How a route names its table: a warehouse id (None: any), and a table name or id (None: by location)."""
+
+    warehouse: str | None
+    namespace: str | None = None
+    table: str | None = None
+    table_id: str | None = None
+
+
+@post("/{prefix:str}/namespaces/{namespace:str}/tables/{table:str}/sign", status_code=200, opt=_SIGN_OPT)
+async def sign_table_request(
+    request: Request[Any, Any, Any],
+    prefix: FromPath[str],
+    namespace: FromPath[str],
+    table: FromPath[str],
+    data: JSONBody[RemoteSignRequest],
+) -> Response[RemoteSignResult]:
+    """Spec 1.11 signRequest. Raises: ForbiddenError (403) for anything that is not signed."""
+    return await _sign(request, _Target(prefix, namespace=namespace, table=table), data)
+
+
+@post("/aws/s3/sign", status_code=200, opt=_SIGN_OPT)
+async def sign_any_request(
+    request: Request[Any, Any, Any], data: JSONBody[RemoteSignRequest]
+) -> Response[RemoteSignResult]:
+    """Lakekeeper's global signer: the table whose location holds the URL, in any warehouse."""
+    return await _sign(request, _Target(None), data)
+
+
+@post("/{prefix:str}/v1/aws/s3/sign", status_code=200, opt=_SIGN_OPT)
+async def sign_warehouse_request(
+    request: Request[Any, Any, Any], prefix: FromPath[str], data: JSONBody[RemoteSignRequest]
+) -> Response[RemoteSignResult]:
+    """Lakekeeper's warehouse-scoped signer (the older `s3.signer.endpoint` form)."""
+    return await _sign(request, _Target(prefix), data)
+
+
+@post("/signer/{prefix:str}/tabular-id/{tabular_id:str}/v1/aws/s3/sign", status_code=200, opt=_SIGN_OPT)
+async def sign_tabular_request(
+    request: Request[Any, Any, Any], prefix: FromPath[str], tabular_id: FromPath[str], data: JSONBody[RemoteSignRequest]
+) -> Response[RemoteSignResult]:
+    """Lakekeeper's table-scoped signer; by location when the id's location does not hold the URL."""
+    return await _sign(request, _Target(prefix, table_id=tabular_id), data)
+
+
+async def _sign(
+    request: Request[Any, Any, Any], target: _Target, data: RemoteSignRequest
+) -> Response[RemoteSignResult]:
+    if data.provider not in (None, "s3"):
+        raise ForbiddenError(f"Only S3 requests are signed, not {data.provider!r}")
+    app = services(request.app.state)
+    async with app.ctx.store.connection() as conn:
+        table, warehouse, profile, scope = await _resolve(conn, app.read_model, target, data)
+        verb = "read" if scope.privilege == "select" else "write"
+        if not await app.authorizer.allowed(conn, request_principal(request.scope), table.id, scope.privilege):
+            raise ForbiddenError(_NOT_SIGNED.format(verb))
+    if not inside(scope, table.location):
+        raise ForbiddenError("The request names an object outside the table's location")
+    if data.region != profile.region:
+        raise ForbiddenError(f"The request is for region {data.region!r}, the warehouse's storage is in another")
+    credential = await app.ctx.credential(warehouse)
+    if credential is None:
+        raise ForbiddenError("The warehouse has no storage credential to sign with")
+    body = data.body if scope.privilege == "modify" and data.method.upper() == "POST" and not scope.listing else None
+    headers = sign_request(credential, profile.region, data.method, data.uri, data.headers, body)
+    # Never cached by the client: Iceberg Java would reuse a signature for another Range of the same object.
+    return Response(RemoteSignResult(uri=data.uri, headers=headers), headers={"Cache-Control": "no-cache"})
+
+
+async def _resolve(
+    conn: Connection, read_model: CatalogReadModel, target: _Target, data: RemoteSignRequest
+) -> tuple[TabularRow, WarehouseRow, S3Profile, Scope]:
+    """The table the request acts on, its warehouse and S3 profile, and the objects the request names.
+
+    Raises: ForbiddenError, the same for a missing table, a view, or a table in a hidden warehouse.
+    """
+    verb = "read" if data.method.upper() in ("GET", "HEAD") else "write"
+    hidden = ForbiddenError(_NOT_SIGNED.format(verb))
+    warehouse_id = _warehouse_id(target.warehouse, hidden)
+    table: TabularRow | None = None
+    if target.table is not None and warehouse_id is not None and target.namespace is not None:
+        table = await read_model.table(conn, warehouse_id, parse_namespace(target.namespace), decode_name(target.table))
+    elif target.table_id is not None and warehouse_id is not None:
+        table = await table_by_id(conn, warehouse_id, _uuid(target.table_id, hidden))
+    warehouse = None
+    if table is not None:
+        warehouse = await read_model.warehouse_by_id(conn, table.warehouse_id)
+    if warehouse is None and warehouse_id is not None:
+        warehouse = await read_model.warehouse_by_id(conn, warehouse_id)
+    if table is None or warehouse is None:
+        return await _by_location(conn, read_model, warehouse, warehouse_id, data, hidden)
+    profile = _signing_profile(require_active(warehouse), hidden)
+    scope = request_scope(profile, S3Request(data.method, data.uri, data.body))
+    if target.table_id is not None and not inside(scope, table.location):
+        return await _by_location(conn, read_model, warehouse, warehouse_id, data, hidden)  # Lakekeeper's fallback
+    return table, warehouse, profile, scope
+
+
+async def _by_location(
+    conn: Connection,
+    read_model: CatalogReadModel,
+    warehouse: WarehouseRow | None,
+    warehouse_id: uuid.UUID | None,
+    data: RemoteSignRequest,
+    hidden: ForbiddenError,
+) -> tuple[TabularRow, WarehouseRow, S3Profile, Scope]:
+    if warehouse_id is not None and warehouse is None:
+        raise hidden
+    if warehouse is not None:
+        profile = _signing_profile(require_active(warehouse), hidden)
+        scope = request_scope(profile, S3Request(data.method, data.uri, data.body))
+        table = await table_at(conn, warehouse.id, scope.locations[0])
+        if table is None:
+            raise hidden
+        return table, warehouse, profile, scope
+    for candidate in await read_model.all_warehouses(conn):  # the global signer: whose bucket is this?
+        profile_or_none = _profile_if_signing(candidate)
+        if profile_or_none is None:
+            continue
+        try:
+            scope = request_scope(profile_or_none, S3Request(data.method, data.uri, data.body))
+        except ForbiddenError:
+            continue
+        table = await table_at(conn, candidate.id, scope.locations[0])
+        if table is not None:
+            return table, require_active(candidate), profile_or_none, scope
+    raise hidden
+
+
+def _profile_if_signing(warehouse: WarehouseRow) -> S3Profile | None:
+    profile = decode_profile(warehouse.storage_profile)
+    return profile if isinstance(profile, S3Profile) and profile.remote_signing_enabled else None
+
+
+def _signing_profile(warehouse: WarehouseRow, hidden: ForbiddenError) -> S3Profile:
+    profile = _profile_if_signing(warehouse)
+    if profile is None:
+        raise hidden
+    return profile
+
+
+def _warehouse_id(prefix: str | None, hidden: ForbiddenError) -> uuid.UUID | None:
+    if prefix is None:
+        return None
+    base, position = split_prefix(prefix)
+    if position is not None:
+        raise ForbiddenError("A past catalog (as-of prefix) is read-only: nothing is signed there")
+    return _uuid(base, hidden)
+
+
+def _uuid(text: str, hidden: ForbiddenError) -> uuid.UUID:
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        raise hidden from None
+
+
+SIGN_ROUTES: Final = (sign_table_request, sign_any_request, sign_warehouse_request, sign_tabular_request)

@@ -1,0 +1,27 @@
+"""The remote-signing keys a table response adds to its `config` (catalog_es.storage.remote_signing)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request
+
+from api.catalog import PATH
+from api.dependencies import RequestScope
+from catalog_es.identifiers import Namespace
+from catalog_es.storage.remote_signing import delegation_modes, remote_signing_config
+
+
+async def table_config(
+    request: Request[Any, Any, Any], req: RequestScope, config: dict[str, str], namespace: Namespace, table: str
+) -> dict[str, str]:
+    """`config` with the signer's keys merged over it when the table's clients sign through the catalog.
+
+    The signer URI is the catalog's base as this request reached it (`<scheme>://<host>/catalog`).
+    """
+    storage = await req.ctx.storage(req.warehouse)
+    modes = delegation_modes(request.headers.get("x-iceberg-access-delegation"))
+    catalog_uri = str(request.base_url).rstrip("/") + PATH.removesuffix("/v1")
+    prefix = str(request.path_params["prefix"])
+    extra = remote_signing_config(storage.profile, modes, catalog_uri, prefix, namespace, table)
+    return {**config, **extra} if extra else config

@@ -1,0 +1,190 @@
+"""S3 remote signing end to end: moto with IAM enforcement, builtin authorization, pyiceberg's S3V4RestSigner.
+
+The pyiceberg client holds no S3 keys: every request it sends to the store is signed by the catalog,
+which checks the caller's privilege on the table and that the request stays in the table's location.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import httpx
+import pyarrow as pa
+import pytest
+from botocore import UNSIGNED
+from botocore.config import Config
+from botocore.exceptions import ClientError
+from pyiceberg.catalog import Catalog, load_catalog
+from pyiceberg.exceptions import SignError
+
+from tests.e2e.auth.conftest import bootstrapped, catalog_server
+from tests.e2e.auth.openid_provider import OpenIdProvider
+from tests.e2e.conftest import RunningCatalog, stop_catalog
+from tests.integration.s3_iam_server import IamS3
+from tests.integration.s3_server import REGION
+
+pytestmark = pytest.mark.e2e
+
+ROWS = pa.table({"id": pa.array([1, 2, 3], type=pa.int64()), "item": ["a", "b", "c"]})
+
+
+@pytest.fixture
+def signing(
+    pg_dsn: str, tmp_path: Any, idp: OpenIdProvider, iam_s3: IamS3
+) -> Iterator[tuple[RunningCatalog, str, str]]:
+    """A builtin-authz catalog with an S3 warehouse `signed` (remote signing on, keys kept by the catalog);
+    alice may create and modify in it, bob may only read. Yields (catalog, warehouse id, bucket)."""
+    running = bootstrapped(
+        catalog_server(pg_dsn, tmp_path, idp, "builtin", CATALOG_ES__SECRETS_KEY=_secrets_key()), idp
+    )
+    bucket = f"signed-{uuid.uuid4().hex[:12]}"
+    iam_s3.client().create_bucket(Bucket=bucket)
+    profile = {
+        "type": "s3",
+        "bucket": bucket,
+        "key-prefix": "wh",
+        "region": REGION,
+        "endpoint": iam_s3.endpoint,
+        "path-style-access": True,
+        "flavor": "s3-compat",
+        "remote-signing-enabled": True,
+    }
+    credential = {
+        "type": "s3",
+        "credential-type": "access-key",
+        "access-key-id": iam_s3.access_key_id,
+        "secret-access-key": iam_s3.secret_access_key,
+    }
+    admin = _management(running, idp, "admin")
+    body = {"warehouse-name": "signed", "storage-profile": profile, "storage-credential": credential}
+    created = admin.post("/warehouse", json=body)
+    assert created.status_code == 201, created.text
+    warehouse_id = created.json()["warehouse-id"]
+    for client in ("alice", "bob"):  # /config provisions the user (even when it may not see the warehouse yet)
+        _rest(running, idp, client).get("/v1/config", params={"warehouse": "signed"})
+    grants = [
+        {"type": "create", "user": "oidc~alice"},
+        {"type": "modify", "user": "oidc~alice"},
+        {"type": "select", "user": "oidc~bob"},
+    ]
+    granted = admin.post(f"/permissions/warehouse/{warehouse_id}/assignments", json={"writes": grants, "deletes": []})
+    assert granted.status_code == 204, granted.text
+    yield running, warehouse_id, bucket
+    stop_catalog(running)
+
+
+def _secrets_key() -> str:
+    from catalog_es.store.secrets import generate_secrets_key  # noqa: PLC0415
+
+    return generate_secrets_key()
+
+
+def _management(catalog: RunningCatalog, idp: OpenIdProvider, client: str) -> httpx.Client:
+    headers = {"Authorization": f"Bearer {idp.token(client)}"}
+    return httpx.Client(base_url=f"{catalog.base_url}/management/v1", headers=headers, timeout=30)
+
+
+def _rest(catalog: RunningCatalog, idp: OpenIdProvider, client: str) -> httpx.Client:
+    headers = {"Authorization": f"Bearer {idp.token(client)}"}
+    return httpx.Client(base_url=catalog.catalog_uri, headers=headers, timeout=30)
+
+
+def _keyless_pyiceberg(catalog: RunningCatalog, idp: OpenIdProvider, client: str) -> Catalog:
+    secret, _ = idp.clients[client]
+    return load_catalog(
+        f"{client}-signing",
+        type="rest",
+        uri=catalog.catalog_uri,
+        warehouse="signed",
+        credential=f"{client}:{secret}",
+        **{"oauth2-server-uri": idp.token_endpoint, "py-io-impl": "pyiceberg.io.fsspec.FsspecFileIO"},
+    )
+
+
+def _sign(http: httpx.Client, path: str, method: str, uri: str) -> httpx.Response:
+    return http.post(path, json={"region": REGION, "method": method, "uri": uri, "headers": {}})
+
+
+def test_keyless_pyiceberg_writes_and_reads_through_remote_signing_and_refusals_hold(
+    signing: tuple[RunningCatalog, str, str], idp: OpenIdProvider, iam_s3: IamS3
+) -> None:
+    running, warehouse_id, bucket = signing
+    alice = _keyless_pyiceberg(running, idp, "alice")
+    alice.create_namespace("sales")
+    orders = alice.create_table("sales.orders", schema=ROWS.schema)
+    alice.create_table("sales.items", schema=ROWS.schema)
+    orders.append(ROWS)
+    read_back = alice.load_table("sales.orders").scan().to_arrow().sort_by("id")
+    assert read_back.column("id").to_pylist() == [1, 2, 3]
+    assert read_back.column("item").to_pylist() == ["a", "b", "c"]
+
+    # The files are really in the bucket, and the store refuses a request nobody signed.
+    keys = [item["Key"] for item in iam_s3.client().list_objects_v2(Bucket=bucket, Prefix="wh/")["Contents"]]
+    data_file = next(key for key in keys if key.endswith(".parquet"))
+    anonymous = boto3.client(
+        "s3",
+        endpoint_url=iam_s3.endpoint,
+        region_name=REGION,
+        config=Config(signature_version=UNSIGNED, s3={"addressing_style": "path"}),
+    )
+    with pytest.raises(ClientError):
+        anonymous.get_object(Bucket=bucket, Key=data_file)
+
+    # loadTable tells clients where to sign and never hands out the warehouse's keys.
+    alice_http = _rest(running, idp, "alice")
+    loaded = alice_http.get(f"/v1/{warehouse_id}/namespaces/sales/tables/orders")
+    config = loaded.json()["config"]
+    assert config["s3.remote-signing-enabled"] == "true"
+    assert config["s3.signer.uri"] == running.catalog_uri
+    assert config["s3.signer.endpoint"] == f"v1/{warehouse_id}/namespaces/sales/tables/orders/sign"
+    assert iam_s3.secret_access_key not in loaded.text
+    assert iam_s3.access_key_id not in loaded.text
+
+    # A signature for the table's own object works against the IAM-enforcing store.
+    orders_uri = f"{iam_s3.endpoint}/{bucket}/{data_file}"
+    signed = _sign(alice_http, config["s3.signer.endpoint"], "GET", orders_uri)
+    assert signed.status_code == 200, signed.text
+    assert signed.headers["cache-control"] == "no-cache"
+    fetched = httpx.get(signed.json()["uri"], headers={k: v[0] for k, v in signed.json()["headers"].items()})
+    assert fetched.status_code == 200
+    assert fetched.content[:4] == b"PAR1"
+
+    # An object of another table, through this table's route: refused with the error envelope.
+    items_location = alice.load_table("sales.items").location().removeprefix(f"s3://{bucket}/")
+    other = _sign(alice_http, config["s3.signer.endpoint"], "PUT", f"{iam_s3.endpoint}/{bucket}/{items_location}/x")
+    assert other.status_code == 403
+    assert other.json()["error"]["code"] == 403
+    assert other.json()["error"]["type"] == "ForbiddenException"
+    outside = _sign(alice_http, config["s3.signer.endpoint"], "GET", f"{iam_s3.endpoint}/{bucket}/wh/x/../y")
+    assert outside.status_code == 403
+
+    # Bob may read: a GET is signed; a PUT is not, on any of the signer routes.
+    bob_http = _rest(running, idp, "bob")
+    assert _sign(bob_http, config["s3.signer.endpoint"], "GET", orders_uri).status_code == 200
+    table_id = str(orders.metadata.table_uuid)
+    put_uri = f"{iam_s3.endpoint}/{bucket}/{orders.location().removeprefix(f's3://{bucket}/')}/data/evil.parquet"
+    for route in (
+        config["s3.signer.endpoint"],
+        f"v1/signer/{warehouse_id}/tabular-id/{table_id}/v1/aws/s3/sign",
+        f"v1/{warehouse_id}/v1/aws/s3/sign",
+        "v1/aws/s3/sign",
+    ):
+        refused = _sign(bob_http, route, "PUT", put_uri)
+        assert refused.status_code == 403, (route, refused.text)
+        allowed = _sign(alice_http, route, "PUT", put_uri)
+        assert allowed.status_code == 200, (route, allowed.text)
+
+    # Alice's PUT signature really writes; the same request is refused by the store without it.
+    headers = {k: v[0] for k, v in allowed.json()["headers"].items()}
+    assert httpx.put(put_uri, content=b"", headers=headers).status_code == 200
+    assert httpx.put(put_uri, content=b"").status_code == 403
+
+    # A reader's keyless pyiceberg reads through the signer too; its writes are refused.
+    bob = _keyless_pyiceberg(running, idp, "bob")
+    assert bob.load_table("sales.orders").scan().to_arrow().num_rows == 3
+    with pytest.raises(SignError, match="403"):
+        bob.load_table("sales.orders").append(ROWS)
+    assert alice.load_table("sales.orders").scan().to_arrow().num_rows == 3
