@@ -85,3 +85,7 @@ class NoSuchRoleError(CatalogError):
 
 class NotAuthorizedError(ForbiddenError):
     """The caller may see the object but not do this to it."""
+
+
+class NoSuchPolicyError(CatalogError):
+    """The object declares no policy of that type (it may inherit one: that is not its own)."""
