@@ -40,6 +40,8 @@ _DOMAIN: dict[type[errors.CatalogError], tuple[int, str]] = {
     errors.NotEmptyError: (409, "NotEmptyException"),
     errors.AlreadyBootstrappedError: (409, "CatalogAlreadyBootstrapped"),
     errors.NoSuchPolicyError: (404, "NoSuchPolicyException"),
+    errors.NoSuchTaskError: (404, "NoSuchTaskException"),
+    errors.TaskFinishedError: (409, "TaskFinishedException"),
 }
 
 _HTTP_TYPES = {
