@@ -1,0 +1,131 @@
+"""Maintenance policies and table health over the management API, with builtin authorization and pyiceberg."""
+
+from __future__ import annotations
+
+import httpx
+import pyarrow as pa
+import pytest
+
+from tests.e2e.auth.openid_provider import OpenIdProvider
+from tests.e2e.auth.test_authorization import SCHEMA, _granted, _id, _management, _pyiceberg, _table_id
+from tests.e2e.conftest import RunningCatalog
+from tests.e2e.rest_helpers import assert_error
+
+pytestmark = pytest.mark.e2e
+
+COMPACTION = "system.data-compaction"
+
+
+def _ok(response: httpx.Response, status: int = 200) -> dict:
+    assert response.status_code == status, response.text
+    return response.json() if status != 204 else {}
+
+
+def test_policy_routes_decide_on_the_object_and_refuse_bad_content(authz_catalog: RunningCatalog, idp: OpenIdProvider):
+    admin = _pyiceberg(authz_catalog, idp, "admin")
+    admin.create_namespace("sales")
+    admin.create_table("sales.orders", schema=SCHEMA)
+    admin.create_table("sales.items", schema=SCHEMA)
+    provisioned = httpx.get(  # alice's first call makes her known; nothing is granted to her yet
+        f"{authz_catalog.catalog_uri}/v1/config",
+        params={"warehouse": "demo"},
+        headers={"Authorization": f"Bearer {idp.token('alice')}"},
+    )
+    assert provisioned.status_code == 404
+    warehouse = _id(authz_catalog, "SELECT id FROM warehouses")
+    namespace = _id(authz_catalog, "SELECT id FROM namespaces WHERE parts = %s", ["sales"])
+    orders, items = _table_id(authz_catalog, "orders"), _table_id(authz_catalog, "items")
+    root = f"/warehouse/{warehouse}"
+    management, alice = _management(authz_catalog, idp, "admin"), _management(authz_catalog, idp, "alice")
+
+    declared = _ok(management.put(f"{root}/namespace/{namespace}/policy/{COMPACTION}", json={"enable": True}))
+    assert declared["inherited-from"] == {"type": "namespace", "id": namespace}
+    assert declared["content"]["min-input-files"] == 5
+    assert_error(
+        management.put(f"{root}/table/{orders}/policy/{COMPACTION}", json={"enable": True, "min-input-files": 0}),
+        400,
+        "BadRequestException",
+    )
+    assert_error(management.put(f"{root}/table/{orders}/policy/{COMPACTION}", content=b"{"), 400, "BadRequestException")
+    assert_error(
+        management.put(f"{root}/table/{orders}/policy/system.vacuum", json={"enable": True}), 400, "BadRequestException"
+    )
+    assert_error(management.delete(f"{root}/table/{orders}/policy/{COMPACTION}"), 404, "NoSuchPolicyException")
+    # A table id of another kind or outside the warehouse answers as a missing table.
+    assert_error(management.get(f"{root}/table/{namespace}/policies"), 404, "NoSuchTableException")
+
+    # Hidden answers exactly like missing: first the warehouse, then (once she sees it) the table.
+    unknown = "00000000-0000-0000-0000-00000000abcd"
+    for path in (f"{root}/table/{orders}/policies", f"{root}/table/{unknown}/policies"):
+        assert_error(alice.get(path), 404, "NoSuchWarehouseException")
+    _granted(management, f"warehouse/{warehouse}/table/{items}", writes=[{"type": "describe", "user": "oidc~alice"}])
+    hidden, missing = alice.get(f"{root}/table/{orders}/health"), alice.get(f"{root}/table/{unknown}/health")
+    assert assert_error(hidden, 404, "NoSuchTableException").replace(orders, "?") == assert_error(
+        missing, 404, "NoSuchTableException"
+    ).replace(unknown, "?")
+    assert _ok(alice.get(f"{root}/table/{items}/health"))["snapshot-count"] == 0
+    _granted(management, f"warehouse/{warehouse}/table/{orders}", writes=[{"type": "describe", "user": "oidc~alice"}])
+    effective = _ok(alice.get(f"{root}/table/{orders}/policies"))["policies"]
+    assert [(p["policy-type"], p["inherited-from"]["type"], p["inherited"]) for p in effective] == [
+        (COMPACTION, "namespace", True)
+    ]
+    assert_error(
+        alice.put(f"{root}/table/{orders}/policy/{COMPACTION}", json={"enable": False}), 403, "ForbiddenException"
+    )
+
+    _granted(management, f"warehouse/{warehouse}/table/{orders}", writes=[{"type": "modify", "user": "oidc~alice"}])
+    _ok(alice.put(f"{root}/table/{orders}/policy/{COMPACTION}", json={"enable": False}))
+    own = _ok(alice.get(f"{root}/table/{orders}/policies"))["policies"]
+    assert [(p["inherited-from"]["id"], p["content"]["enable"], p["inherited"]) for p in own] == [
+        (orders, False, False)
+    ]
+    # She sees the namespace (a table in it is hers) but may not change it.
+    assert_error(
+        alice.put(f"{root}/namespace/{namespace}/policy/{COMPACTION}", json={"enable": False}),
+        403,
+        "ForbiddenException",
+    )
+    _ok(alice.delete(f"{root}/table/{orders}/policy/{COMPACTION}"), 204)
+    assert _ok(alice.get(f"{root}/table/{orders}/policies"))["policies"][0]["inherited-from"]["id"] == namespace
+
+
+def test_health_counts_small_files_of_pyiceberg_appends_when_a_namespace_policy_applies(
+    authz_catalog: RunningCatalog, idp: OpenIdProvider
+):
+    admin = _pyiceberg(authz_catalog, idp, "admin")
+    admin.create_namespace("lake")
+    warehouse = _id(authz_catalog, "SELECT id FROM warehouses")
+    namespace = _id(authz_catalog, "SELECT id FROM namespaces WHERE parts = %s", ["lake"])
+    management = _management(authz_catalog, idp, "admin")
+    root = f"/warehouse/{warehouse}"
+    _ok(
+        management.put(
+            f"{root}/namespace/{namespace}/policy/{COMPACTION}",
+            json={"enable": True, "min-input-files": 50, "target-file-size-bytes": 134217728},
+        )
+    )
+    _ok(management.put(f"{root}/policy/system.snapshot-expiry", json={"enable": True, "trigger-snapshot-count": 100}))
+
+    table = admin.create_table("lake.events", schema=SCHEMA)  # created after the policy: it inherits it
+    for n in range(200):
+        table.append(pa.table({"id": pa.array([n], type=pa.int64())}))
+    table_id = _table_id(authz_catalog, "events")
+
+    health = _ok(management.get(f"{root}/table/{table_id}/health"))
+    assert health["data-files"] == 200
+    assert health["small-files"] == 200
+    assert health["small-file-threshold-bytes"] == 134217728 * 3 // 4
+    assert health["snapshot-count"] == 200
+    assert health["commits"] == 200
+    assert health["commits-since-maintenance"][COMPACTION] == 200
+    assert health["records"] == 200
+    assert health["last-maintenance"] == {}
+    due = {job["policy-type"]: job["trigger"] for job in health["due"]}
+    assert due[COMPACTION]["kind"] == "small-files"
+    assert due[COMPACTION]["count"] == 200
+    assert due["system.snapshot-expiry"] == {"kind": "snapshot-count", "count": 200}
+    policies = _ok(management.get(f"{root}/table/{table_id}/policies"))["policies"]
+    assert {p["policy-type"]: p["inherited-from"]["type"] for p in policies} == {
+        COMPACTION: "namespace",
+        "system.snapshot-expiry": "warehouse",
+    }
