@@ -107,7 +107,11 @@ def test_health_counts_small_files_of_pyiceberg_appends_when_a_namespace_policy_
             json={"enable": True, "min-input-files": 50, "target-file-size-bytes": 134217728},
         )
     )
-    _ok(management.put(f"{root}/policy/system.snapshot-expiry", json={"enable": True, "trigger-snapshot-count": 100}))
+    _ok(
+        management.put(
+            f"{root}/policy/system.snapshot-expiry", json={"enable": True, "trigger-snapshot-count": APPENDS // 2}
+        )
+    )
 
     table = admin.create_table("lake.events", schema=SCHEMA)  # created after the policy: it inherits it
     for n in range(APPENDS):
