@@ -23,7 +23,13 @@ from catalog_es.maintenance.health import LastRun, commits_since_all
 from catalog_es.maintenance.jobs import InheritedFrom, PolicyLevel
 from catalog_es.maintenance.policy_types import DataCompaction, encode_policy
 from catalog_es.maintenance.triggers import due_jobs, nearest_policies
-from commands.maintenance_policies import RemovePolicy, SetPolicy, handle_remove_policy, handle_set_policy
+from commands.maintenance_policies import (
+    RemovePolicy,
+    SetPolicy,
+    handle_remove_policy,
+    handle_set_policy,
+    missing_object,
+)
 from projections.maintenance.queries import MaintenanceReadModel
 
 _STATE = MaintenanceReadModel()
@@ -125,7 +131,7 @@ def _routes(kind: PolicyLevel) -> list[Any]:
         object_id = _object(kind, request.path_params)
         async with req.ctx.store.connection() as conn:
             if not await _STATE.object_in_warehouse(conn, kind, object_id, request.path_params["warehouse_id"]):
-                raise NoSuchPolicyError(f"No {policy_type} policy is declared on {kind} {object_id}")
+                raise missing_object(kind, object_id)
             content = await _STATE.declared_policy(conn, object_id, policy_type)
         if content is None:
             raise NoSuchPolicyError(f"No {policy_type} policy is declared on {kind} {object_id}")

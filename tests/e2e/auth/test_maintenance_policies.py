@@ -44,6 +44,8 @@ def test_policy_routes_decide_on_the_object_and_refuse_bad_content(authz_catalog
     declared = _ok(management.put(f"{root}/namespace/{namespace}/policy/{COMPACTION}", json={"enable": True}))
     assert declared["inherited-from"] == {"type": "namespace", "id": namespace}
     assert declared["content"]["min-input-files"] == 5
+    assert _ok(management.get(f"{root}/namespace/{namespace}/policy/{COMPACTION}")) == declared
+    assert_error(management.get(f"{root}/table/{orders}/policy/{COMPACTION}"), 404, "NoSuchPolicyException")
     assert_error(
         management.put(f"{root}/table/{orders}/policy/{COMPACTION}", json={"enable": True, "min-input-files": 0}),
         400,
