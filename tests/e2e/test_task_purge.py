@@ -8,7 +8,7 @@ import signal
 import subprocess
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from pyiceberg.types import LongType, NestedField
 
 from catalog_es.locations import local_path
 from catalog_es.store.secrets import generate_secrets_key
-from tests.e2e.conftest import CLI, TEST_ALLOWED_HOSTS, RunningCatalog, start_catalog, stop_catalog
+from tests.e2e.conftest import CLI, TEST_ALLOWED_HOSTS, RunningCatalog, eventually, start_catalog, stop_catalog
 from tests.integration.s3_server import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY, make_bucket, object_keys
 
 SUCCEEDED = "io.catalog-es.task.succeeded.v1"
@@ -62,15 +62,6 @@ def served(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
         yield running, dsn
 
 
-def _eventually(check: Callable[[], Any], timeout: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.1)
-
-
 def _succeeded(dsn: str) -> list[dict[str, Any]]:
     with psycopg.connect(dsn) as conn:
         rows = conn.execute(
@@ -95,7 +86,7 @@ def test_purge_deletes_files_of_file_warehouse_when_worker_ran(served: tuple[Run
 
     ice.purge_table("files.sales")
 
-    assert _eventually(lambda: not table_dir.exists()), _files(table_dir)
+    assert eventually(lambda: not table_dir.exists()), _files(table_dir)
     [result] = _succeeded(dsn)[before:]
     assert result["result"]["files"] >= 4  # data, manifest, manifest list, metadata files
     assert result["result"]["deleted"] == result["result"]["files"]
@@ -138,8 +129,8 @@ def test_purge_deletes_objects_of_s3_warehouse_when_worker_ran(
 
     ice.purge_table("sales.purged")
 
-    assert _eventually(lambda: not object_keys(s3_endpoint, bucket, purged_prefix))
-    assert _eventually(lambda: len(_succeeded(dsn)) > before)
+    assert eventually(lambda: not object_keys(s3_endpoint, bucket, purged_prefix))
+    assert eventually(lambda: len(_succeeded(dsn)) > before)
     assert object_keys(s3_endpoint, bucket, kept.location().removeprefix(f"s3://{bucket}/") + "/") == kept_keys
 
 
@@ -187,7 +178,7 @@ def test_purge_resumes_without_redoing_work_when_worker_was_killed_mid_purge(pg_
         }
         first = _worker(dsn, data_dir, tmp_path / "worker-1.log", **settings)
         try:
-            assert _eventually(lambda: _progress(dsn) >= 20, timeout=60), (tmp_path / "worker-1.log").read_text()
+            assert eventually(lambda: _progress(dsn) >= 20, timeout=60), (tmp_path / "worker-1.log").read_text()
         finally:
             first.send_signal(signal.SIGKILL)
             first.wait(timeout=10)
