@@ -12,6 +12,7 @@ from api.management.projects import PROJECT_ROUTES
 from api.management.roles import RolesController
 from api.management.search import search_warehouse
 from api.management.server import bootstrap, server_info
+from api.management.tasks import TasksController
 from api.management.users import UsersController, whoami
 from api.management.warehouses import WarehousesController
 
@@ -28,6 +29,7 @@ def management_router() -> Router:
             *PROJECT_ROUTES,
             WarehousesController,
             search_warehouse,
+            TasksController,
             UsersController,
             whoami,
             RolesController,

@@ -143,7 +143,7 @@ def _worker(dsn: str, data_dir: Path, log: Path, *args: str, **settings: str) ->
 
 def _progress(dsn: str) -> int:
     with psycopg.connect(dsn) as conn:
-        row = conn.execute("SELECT (progress->>'done')::int FROM task_leases").fetchone()
+        row = conn.execute("SELECT max((progress->>'done')::int) FROM task_leases").fetchone()
     return int(row[0]) if row and row[0] is not None else 0
 
 
@@ -198,3 +198,83 @@ def test_purge_resumes_without_redoing_work_when_worker_was_killed_mid_purge(pg_
         # Nothing deleted twice but at most the one file in flight when the first worker died.
         assert result["files"] - result["resumed-at"] - 1 <= result["deleted"] <= result["files"] - result["resumed-at"]
         assert result["files"] == files_before  # every file of the table was in the plan
+
+
+def test_task_routes_list_inspect_page_and_cancel_when_no_worker_runs(pg_admin_dsn: str, tmp_path: Path) -> None:
+    with (
+        _database(pg_admin_dsn) as dsn,
+        _server(dsn, tmp_path / "data", CATALOG_ES__TASK_WORKER__ENABLED="false") as running,
+        httpx.Client(base_url=f"{running.base_url}/management/v1", timeout=30) as api,
+    ):
+        ice = load_catalog("routes", type="rest", uri=running.catalog_uri, warehouse="demo")
+        ice.create_namespace("ns")
+        tables = {name: ice.create_table(f"ns.{name}", schema=SCHEMA) for name in ("a", "b")}
+        for name in tables:
+            ice.purge_table(f"ns.{name}")
+        warehouse_id = httpx.get(f"{running.base_url}/management/v1/warehouse", timeout=30).json()["warehouses"][0][
+            "id"
+        ]
+        base = f"/warehouse/{warehouse_id}"
+
+        first = api.post(f"{base}/task/list", json={"page-size": 1})
+        second = api.post(f"{base}/task/list", json={"page-size": 1, "page-token": first.json()["next-page-token"]})
+        everything = api.post(f"{base}/task/list", json={"queue-name": ["tabular_purge"], "status": ["SCHEDULED"]})
+        done = api.post(f"{base}/task/list", json={"status": ["SUCCESS"]})
+        by_entity = api.post(
+            f"{base}/task/list",
+            json={"entities": [{"type": "table", "table-id": str(tables["a"].metadata.table_uuid)}]},
+        )
+        bad_token = api.post(f"{base}/task/list", json={"page-token": "not-a-token"})
+        task_id = by_entity.json()["tasks"][0]["task-id"]
+        details = api.get(f"{base}/task/{task_id}")
+        moved = api.post(
+            f"{base}/task/control",
+            json={"action": {"action-type": "run-at", "scheduled-for": "2031-01-01T00:00:00Z"}, "task-ids": [task_id]},
+        )
+        after_move = api.get(f"{base}/task/{task_id}").json()
+        all_ids = [task["task-id"] for task in everything.json()["tasks"]]
+        cancelled = api.post(f"{base}/task/control", json={"action": {"action-type": "cancel"}, "task-ids": all_ids})
+        again = api.post(f"{base}/task/control", json={"action": {"action-type": "cancel"}, "task-ids": [task_id]})
+        missing = api.get(f"{base}/task/{uuid.uuid4()}")
+        unknown_queue = api.get(f"{base}/task-queue/nope/config")
+        default_config = api.get(f"{base}/task-queue/tabular_purge/config")
+        set_config = api.post(
+            f"{base}/task-queue/tabular_purge/config",
+            json={"queue-config": {"max-files": 10}, "max-seconds-since-last-heartbeat": 120},
+        )
+        config = api.get(f"{base}/task-queue/tabular_purge/config")
+        after_cancel = api.post(f"{base}/task/list", json={"status": ["CANCELLED"]})
+        with psycopg.connect(dsn) as conn:
+            kinds = [row[0] for row in conn.execute("SELECT type FROM catalog_events WHERE type LIKE '%task%'")]
+
+    assert [page.status_code for page in (first, second, everything, done, by_entity)] == [200] * 5
+    pages = first.json()["tasks"] + second.json()["tasks"]
+    assert len({task["task-id"] for task in pages}) == 2  # two pages, two different tasks
+    assert second.json()["next-page-token"] is None
+    assert len(all_ids) == 2
+    assert done.json()["tasks"] == []
+    assert by_entity.json()["tasks"][0]["entity"]["table-id"] == str(tables["a"].metadata.table_uuid)
+    assert bad_token.status_code == 400
+    assert bad_token.json()["error"]["type"] == "BadRequestException"
+    body = details.json()
+    assert (body["status"], body["queue-name"], body["attempts"]) == ("SCHEDULED", "tabular_purge", [])
+    assert body["task-data"]["location"] == tables["a"].location()
+    assert moved.status_code == 204
+    assert after_move["scheduled-for"].startswith("2031-01-01T00:00:00")
+    assert cancelled.status_code == 204
+    assert {t["status"] for t in after_cancel.json()["tasks"]} == {"CANCELLED"}
+    assert (again.status_code, again.json()["error"]["type"]) == (409, "TaskFinishedException")
+    assert (missing.status_code, missing.json()["error"]["type"]) == (404, "NoSuchTaskException")
+    assert unknown_queue.status_code == 400
+    assert default_config.json() == {
+        "queue-config": {"queue-name": "tabular_purge"},
+        "max-seconds-since-last-heartbeat": None,
+    }
+    assert set_config.status_code == 204
+    assert config.json() == {
+        "queue-config": {"max-files": 10, "queue-name": "tabular_purge"},
+        "max-seconds-since-last-heartbeat": 120,
+    }
+    assert all(Path(local_path(table.location())).exists() for table in tables.values())  # nothing ran
+    assert kinds.count("io.catalog-es.task.cancelled.v1") == 2
+    assert kinds.count("io.catalog-es.task-queue.configured.v1") == 1
