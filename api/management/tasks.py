@@ -74,7 +74,7 @@ class TasksController(Controller):
             tasks=[task_of(row) for row in rows], next_page_token=page_token(rows[-1]) if more else None
         )
 
-    @get("/task/{task_id:uuid}", opt=requires(MANAGE))
+    @get(["/task/{task_id:uuid}", "/task/by-id/{task_id:uuid}"], opt=requires(MANAGE))  # by-id: Lakekeeper's
     async def get_task(
         self, conn: NamedDependency[Connection], warehouse_id: FromPath[uuid.UUID], task_id: FromPath[uuid.UUID]
     ) -> GetTaskDetailsResponse:

@@ -231,7 +231,7 @@ def test_task_routes_list_inspect_page_and_cancel_when_no_worker_runs(pg_admin_d
             f"{base}/task/control",
             json={"action": {"action-type": "run-at", "scheduled-for": "2031-01-01T00:00:00Z"}, "task-ids": [task_id]},
         )
-        after_move = api.get(f"{base}/task/{task_id}").json()
+        after_move = api.get(f"{base}/task/by-id/{task_id}").json()  # Lakekeeper's path
         all_ids = [task["task-id"] for task in everything.json()["tasks"]]
         cancelled = api.post(f"{base}/task/control", json={"action": {"action-type": "cancel"}, "task-ids": all_ids})
         again = api.post(f"{base}/task/control", json={"action": {"action-type": "cancel"}, "task-ids": [task_id]})
