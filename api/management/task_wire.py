@@ -117,7 +117,7 @@ class ControlTasksRequest(Request):
 
 class SetTaskQueueConfigRequest(Request):
     queue_config: dict[str, Any]
-    max_seconds_since_last_heartbeat: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    max_seconds_since_last_heartbeat: Annotated[int, msgspec.Meta(ge=1, le=2**31 - 1)] | None = None
 
 
 class GetTaskQueueConfigResponse(Response):

@@ -33,8 +33,9 @@ from api.management.task_wire import (
     task_of,
 )
 from catalog_es.clock import millis
-from catalog_es.errors import BadRequestError, NoSuchTaskError
+from catalog_es.errors import BadRequestError, NoSuchTaskError, TaskFinishedError
 from catalog_es.store.database import Connection
+from catalog_es.store.task_queue import FINISHED
 from commands.task_handlers import MAINTENANCE, TABULAR_EXPIRATION, TABULAR_PURGE
 from commands.tasks import cancel_task, configure_task_queue, reschedule_task
 from projections.task_views import TaskFilter, list_tasks, queue_config, task_details
@@ -100,12 +101,16 @@ class TasksController(Controller):
 
         Raises:
             NoSuchTaskError: one of the tasks is not this warehouse's (nothing is changed then).
-            TaskFinishedError: a task already ended.
+            TaskFinishedError: one of them already ended (nothing is changed then).
         """
-        for task_id in data.task_ids:  # all checked before any is changed
-            if await task_details(conn, [warehouse_id], task_id) is None:
+        task_ids = list(dict.fromkeys(data.task_ids))
+        for task_id in task_ids:  # all checked before any is changed
+            found = await task_details(conn, [warehouse_id], task_id)
+            if found is None:
                 raise NoSuchTaskError(f"Task with id {task_id} not found")
-        for task_id in data.task_ids:
+            if found[0].status in FINISHED:
+                raise TaskFinishedError(f"Task {task_id} already ended ({found[0].status})")
+        for task_id in task_ids:
             match data.action:
                 case RunNow():
                     await reschedule_task(req.ctx, task_id, req.ctx.now_ms(), req.meta)
