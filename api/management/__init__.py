@@ -7,11 +7,13 @@ from litestar import Router
 from api.auth.rules import preflight, server_operator
 from api.management.access_log import access_log
 from api.management.audit import AuditController
+from api.management.maintenance import MAINTENANCE_ROUTES
 from api.management.permissions import PermissionsController
 from api.management.projects import PROJECT_ROUTES
 from api.management.roles import RolesController
 from api.management.search import search_warehouse
 from api.management.server import bootstrap, server_info
+from api.management.tasks import TasksController
 from api.management.users import UsersController, whoami
 from api.management.warehouses import WarehousesController
 
@@ -28,6 +30,8 @@ def management_router() -> Router:
             *PROJECT_ROUTES,
             WarehousesController,
             search_warehouse,
+            *MAINTENANCE_ROUTES,
+            TasksController,
             UsersController,
             whoami,
             RolesController,

@@ -270,6 +270,9 @@ def test_statistics_and_search_match_the_live_catalog_when_every_event_type_was_
         "catalog_statistics",
         "tabular_search",
         "permissions",
+        "tasks",
+        "maintenance_policies",
+        "maintenance_health",
         "log_chain",
     ]
     assert all(r.identical for r in results), results
