@@ -12,6 +12,14 @@ from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, Quer
 from api.auth.authorizer import Authorizer
 from api.auth.principal import request_principal
 from api.auth.rules import requires
+from api.catalog.credentials import (
+    Delegated,
+    DelegationHeader,
+    access_level,
+    credentials_path,
+    delegated,
+    vending_profile,
+)
 from api.catalog.etags import etag, etag_header
 from api.catalog.listing import list_names
 from api.catalog.paging import PageRequest
@@ -99,6 +107,8 @@ class TablesController(Controller):
         req: NamedDependency[RequestScope],
         namespace: FromPath[str],
         data: JSONBody[CreateTableRequest],
+        request: Request[Any, Any, Any],
+        delegation: DelegationHeader = None,
     ) -> Response[LoadTableResult]:
         command = CreateTable(
             warehouse_id=req.warehouse.id,
@@ -113,8 +123,15 @@ class TablesController(Controller):
             stage_create=data.stage_create,
         )
         result = await handle_create_table(command, req.ctx)
-        config = (await req.ctx.storage(req.warehouse)).client_config
-        loaded = LoadTableResult(metadata=result.metadata, metadata_location=result.metadata_location, config=config)
+        # The creator (create on the namespace) writes the new table's first files: read-write.
+        location, refresh = str(result.metadata["location"]), credentials_path(request, data.name)
+        access = await delegated(req, request, vending_profile(req, delegation), location, "read-write", refresh)
+        loaded = LoadTableResult(
+            metadata=result.metadata,
+            metadata_location=result.metadata_location,
+            config=access.config,
+            storage_credentials=access.storage_credentials,
+        )
         return Response(loaded, headers=etag_header(result.metadata_location))
 
     @get("/tables/{table:str}", opt=requires(on_tabular("describe", view=False)))
@@ -124,8 +141,10 @@ class TablesController(Controller):
         namespace: FromPath[str],
         table: FromPath[str],
         conn: NamedDependency[Connection],
+        request: Request[Any, Any, Any],
         snapshots: FromQuery[Literal["all", "refs"]] = "all",
         if_none_match: Annotated[str | None, HeaderParameter(name="If-None-Match")] = None,
+        delegation: DelegationHeader = None,
     ) -> Response[LoadTableDocument | None]:
         ident = parse_namespace(namespace)
         if snapshots == "all":  # the common case: the stored document is sent as it is, never decoded and re-encoded
@@ -140,9 +159,31 @@ class TablesController(Controller):
         tag = etag(location, snapshots)
         if if_none_match is not None and tag in (part.strip() for part in if_none_match.split(",")):
             return Response(None, status_code=304, headers={"ETag": tag})
-        config = (await req.ctx.storage(req.warehouse)).client_config
-        result = LoadTableDocument(metadata=metadata, metadata_location=location, config=config)
+        access = await self._delegated(req, request, conn, namespace, table, delegation)
+        result = LoadTableDocument(
+            metadata=metadata,
+            metadata_location=location,
+            config=access.config,
+            storage_credentials=access.storage_credentials,
+        )
         return Response(result, headers={"ETag": tag})
+
+    @staticmethod
+    async def _delegated(
+        req: RequestScope,
+        request: Request[Any, Any, Any],
+        conn: Connection,
+        namespace: str,
+        table: str,
+        delegation: str | None,
+    ) -> Delegated:
+        """The table's row (its id and location) is read only when credentials are vended."""
+        profile = vending_profile(req, delegation)
+        if profile is None:
+            return Delegated((await req.ctx.storage(req.warehouse)).client_config)
+        row = await _load(conn, req.read_model, req.warehouse, namespace, table)
+        level = await access_level(request, conn, row.id)
+        return await delegated(req, request, profile, row.location, level, credentials_path(request))
 
     @head("/tables/{table:str}", status_code=204, opt=requires(on_tabular("describe", view=False)))
     async def table_exists(
@@ -220,6 +261,8 @@ class TablesController(Controller):
         req: NamedDependency[RequestScope],
         namespace: FromPath[str],
         data: JSONBody[RegisterTableRequest],
+        request: Request[Any, Any, Any],
+        delegation: DelegationHeader = None,
     ) -> LoadTableResult:
         command = RegisterTable(
             req.warehouse.id,
@@ -230,8 +273,14 @@ class TablesController(Controller):
             req.meta,
         )
         result = await handle_register_table(command, req.ctx)
-        config = (await req.ctx.storage(req.warehouse)).client_config
-        return LoadTableResult(metadata=result.metadata, metadata_location=result.metadata_location, config=config)
+        location, refresh = str(result.metadata["location"]), credentials_path(request, data.name)
+        access = await delegated(req, request, vending_profile(req, delegation), location, "read-write", refresh)
+        return LoadTableResult(
+            metadata=result.metadata,
+            metadata_location=result.metadata_location,
+            config=access.config,
+            storage_credentials=access.storage_credentials,
+        )
 
 
 @post("/{prefix:str}/tables/rename", status_code=204, opt=requires(renamed(view=False)))
