@@ -5,6 +5,7 @@ Tests create their buckets with `make_bucket(endpoint)`; moto accepts any access
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+import httpx
+import msgspec
 import pytest
 from botocore.config import Config
 
@@ -81,6 +84,86 @@ def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     try:
         _wait_for_port(port, process, log)
         yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+class IamStore(msgspec.Struct, frozen=True):
+    """A moto server enforcing IAM: an admin's keys, and a warehouse user's that may use S3 and assume `role_arn`."""
+
+    endpoint: str
+    admin: tuple[str, str]
+    warehouse: tuple[str, str]
+    role_arn: str
+
+    def s3(self, keys: tuple[str, str], token: str | None = None) -> Any:
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint,
+            region_name=REGION,
+            aws_access_key_id=keys[0],
+            aws_secret_access_key=keys[1],
+            aws_session_token=token,
+            config=Config(s3={"addressing_style": "path"}),
+        )
+
+
+_ALLOW_ALL = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
+
+
+def _iam_user(iam: Any, name: str, policy: dict[str, Any]) -> tuple[str, tuple[str, str]]:
+    arn = iam.create_user(UserName=name)["User"]["Arn"]
+    iam.put_user_policy(UserName=name, PolicyName=f"{name}-policy", PolicyDocument=json.dumps(policy))
+    key = iam.create_access_key(UserName=name)["AccessKey"]
+    return arn, (key["AccessKeyId"], key["SecretAccessKey"])
+
+
+def _set_up_iam(endpoint: str) -> IamStore:
+    """Users and the role, made while moto still lets every request through; then enforcement is switched on
+    (moto's `INITIAL_NO_AUTH_ACTION_COUNT`, set to 0 through its `/moto-api/reset-auth` route)."""
+    iam = boto3.client(
+        "iam", endpoint_url=endpoint, region_name=REGION, aws_access_key_id="setup", aws_secret_access_key="setup"
+    )
+    _, admin = _iam_user(iam, "admin", _ALLOW_ALL)
+    warehouse_policy = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Effect": "Allow", "Action": "s3:*", "Resource": "*"},
+            {"Effect": "Allow", "Action": "sts:AssumeRole", "Resource": "arn:aws:iam::*:role/vended"},
+        ],
+    }
+    warehouse_arn, warehouse = _iam_user(iam, "warehouse", warehouse_policy)
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": {"AWS": warehouse_arn}, "Action": "sts:AssumeRole"}],
+    }
+    role_arn = iam.create_role(RoleName="vended", AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
+    role_policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}
+    iam.put_role_policy(RoleName="vended", PolicyName="s3", PolicyDocument=json.dumps(role_policy))
+    httpx.post(f"{endpoint}/moto-api/reset-auth", content=b"0", timeout=10).raise_for_status()
+    return IamStore(endpoint=endpoint, admin=admin, warehouse=warehouse, role_arn=role_arn)
+
+
+@pytest.fixture(scope="module")
+def s3_iam(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IamStore]:
+    """A moto S3/STS/IAM server of its own that refuses unsigned, unknown and out-of-policy requests, session
+    policies included (`moto_iam_server.py`)."""
+    port = _free_port()
+    log = tmp_path_factory.mktemp("moto-iam") / "moto.log"
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("moto_iam_server.py")), "-H", "127.0.0.1", "-p", str(port)],
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        _wait_for_port(port, process, log)
+        yield _set_up_iam(f"http://127.0.0.1:{port}")
     finally:
         process.terminate()
         try:
