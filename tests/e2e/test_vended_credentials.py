@@ -218,3 +218,25 @@ def test_special_characters_in_a_table_location_are_served_when_credentials_are_
     with pytest.raises(ClientError):  # `*` is a literal: a sibling that the wildcard would match stays out of reach
         s3.put_object(Bucket=bucket, Key=key.replace("*x", "ANYx") + "/data/evil.parquet", Body=b"x")
     admin.drop_table("odd.chars")
+
+
+def test_vended_secrets_are_in_no_table_and_no_log_when_credentials_were_served(
+    server: RunningCatalog, idp: OpenIdProvider
+) -> None:
+    admin = _pyiceberg(server, idp, "admin")
+    admin.create_namespace("audit")
+    admin.create_table("audit.trail", schema=SCHEMA).append(ROWS)
+    config = _catalog_http(server, idp, "admin").get("/namespaces/audit/tables/trail", headers=VENDED).json()["config"]
+    secrets = (config["s3.secret-access-key"], config["s3.session-token"])
+    with psycopg.connect(server.env["CATALOG_ES__PG_DSN"]) as conn:
+        tables = conn.execute(
+            "SELECT quote_ident(table_schema) || '.' || quote_ident(table_name) FROM information_schema.tables "
+            "WHERE table_schema NOT IN ('pg_catalog', 'information_schema') AND table_type = 'BASE TABLE'"
+        ).fetchall()
+        assert any(name == "public.catalog_events" for (name,) in tables)
+        for (name,) in tables:
+            text = "".join(str(row) for row in conn.execute(f"SELECT t::text FROM {name} t"))
+            assert not any(secret in text for secret in secrets), name
+    log = (server.data_dir.parent / f"serve-{server.base_url.rsplit(':', 1)[1]}.log").read_text()
+    assert log
+    assert not any(secret in log for secret in secrets)

@@ -116,7 +116,8 @@ def _credential(expires: float, name: str = "k") -> VendedCredential:
 
 def test_the_secret_is_not_in_the_repr_when_a_credential_is_logged() -> None:
     text = repr(_credential(2000.0))
-    assert "secret" not in text and "token" not in text
+    assert "secret" not in text
+    assert "token" not in text
 
 
 def test_a_cached_credential_is_reissued_when_less_than_a_quarter_of_its_validity_is_left() -> None:
