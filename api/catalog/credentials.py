@@ -17,6 +17,7 @@ from api.container import services
 from api.dependencies import RequestScope, parse_namespace
 from api.encoded_slash import decode_name
 from catalog_es.errors import NoSuchTableError
+from catalog_es.state import TabularRow
 from catalog_es.storage.access_delegation import HEADER, parse_access_delegation, vends_credentials
 from catalog_es.storage.profiles import S3Profile, decode_profile
 from catalog_es.storage.session_policy import AccessLevel
@@ -24,6 +25,14 @@ from catalog_es.storage.sts import VendedCredential
 from catalog_es.store.database import Connection
 
 DelegationHeader = Annotated[str | None, HeaderParameter(name=HEADER)]
+
+
+class VendingTarget(NamedTuple):
+    """What vended credentials are for: the warehouse's S3 profile, the table location, the caller's level."""
+
+    profile: S3Profile
+    location: str
+    level: AccessLevel | None
 
 
 class Delegated(NamedTuple):
@@ -52,12 +61,11 @@ async def access_level(request: Request[Any, Any, Any], conn: Connection, table_
     return None
 
 
-async def _vend(
-    req: RequestScope, request: Request[Any, Any, Any], profile: S3Profile, location: str, level: AccessLevel
-) -> VendedCredential:
-    credential = await req.ctx.credential(req.warehouse)
+async def _vend(req: RequestScope, request: Request[Any, Any, Any], target: VendingTarget) -> VendedCredential:
+    assert target.level is not None  # checked by the callers
+    credential = await req.ctx.credential(req.warehouse)  # read on the request's connection by `vending_target`
     vendor = services(request.app.state).vendor
-    return await vendor.vend(profile, credential, location, level, req.principal.user_id)
+    return await vendor.vend(target.profile, credential, target.location, target.level, req.principal.user_id)
 
 
 def _keys(vended: VendedCredential, refresh_path: str) -> dict[str, str]:
@@ -79,25 +87,35 @@ def vending_profile(req: RequestScope, header: str | None) -> S3Profile | None:
     return profile if isinstance(profile, S3Profile) and vends_credentials(modes, profile) else None
 
 
-async def delegated(
+async def vending_target(
     req: RequestScope,
     request: Request[Any, Any, Any],
+    conn: Connection,
+    row: TabularRow | None,
     profile: S3Profile | None,
-    location: str,
-    level: AccessLevel | None,
-    refresh_path: str,
+) -> VendingTarget | None:
+    """What to vend for an existing table, read on the request's connection (its row, the caller's level on
+    it, the warehouse credential), so that the STS call later holds no database connection."""
+    if profile is None or row is None:
+        return None
+    await req.ctx.credential(req.warehouse, conn)
+    return VendingTarget(profile, row.location, await access_level(request, conn, row.id))
+
+
+async def delegated(
+    req: RequestScope, request: Request[Any, Any, Any], target: VendingTarget | None, refresh_path: str
 ) -> Delegated:
-    """The storage `config`, with STS credentials for `level` on `location` when `profile` (`vending_profile`)
-    says so; `level` None: no credentials (a caller who may describe the table but not read its data).
+    """The storage `config`, with STS credentials for the target's level on its location; no target or no level
+    (a caller who may describe the table but not read its data): no credentials.
 
     Raises:
         StorageAccessError: STS refused or could not be reached.
     """
     config = (await req.ctx.storage(req.warehouse)).client_config
-    if profile is None or level is None:
+    if target is None or target.level is None:
         return Delegated(config)
-    keys = _keys(await _vend(req, request, profile, location, level), refresh_path)
-    return Delegated({**config, **keys}, [StorageCredential(prefix=location, config=keys)])
+    keys = _keys(await _vend(req, request, target), refresh_path)
+    return Delegated({**config, **keys}, [StorageCredential(prefix=target.location, config=keys)])
 
 
 @get(
@@ -109,7 +127,6 @@ async def load_credentials(
     request: Request[Any, Any, Any],
     namespace: FromPath[str],
     table: FromPath[str],
-    conn: NamedDependency[Connection],
 ) -> LoadCredentialsResponse:
     """Spec 1.11 loadCredentials: fresh credentials for a table the caller may read (none without STS).
 
@@ -118,12 +135,14 @@ async def load_credentials(
         StorageAccessError: STS refused or could not be reached.
     """
     ident = parse_namespace(namespace)
-    row = await req.read_model.table(conn, req.warehouse.id, ident, decode_name(table))
-    if row is None:
-        raise NoSuchTableError(f"Table does not exist: {ident}.{table}")
     profile = decode_profile(req.warehouse.storage_profile)
-    level = await access_level(request, conn, row.id)
-    if level is None or not isinstance(profile, S3Profile) or not profile.sts_enabled:
+    sts = profile if isinstance(profile, S3Profile) and profile.sts_enabled else None
+    async with req.ctx.store.connection() as conn:  # released before the STS call
+        row = await req.read_model.table(conn, req.warehouse.id, ident, decode_name(table))
+        if row is None:
+            raise NoSuchTableError(f"Table does not exist: {ident}.{table}")
+        target = await vending_target(req, request, conn, row, sts)
+    if target is None or target.level is None:
         return LoadCredentialsResponse(storage_credentials=[])
-    keys = _keys(await _vend(req, request, profile, row.location, level), credentials_path(request))
-    return LoadCredentialsResponse(storage_credentials=[StorageCredential(prefix=row.location, config=keys)])
+    keys = _keys(await _vend(req, request, target), credentials_path(request))
+    return LoadCredentialsResponse(storage_credentials=[StorageCredential(prefix=target.location, config=keys)])

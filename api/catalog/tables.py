@@ -13,12 +13,12 @@ from api.auth.authorizer import Authorizer
 from api.auth.principal import request_principal
 from api.auth.rules import requires
 from api.catalog.credentials import (
-    Delegated,
     DelegationHeader,
-    access_level,
+    VendingTarget,
     credentials_path,
     delegated,
     vending_profile,
+    vending_target,
 )
 from api.catalog.etags import etag, etag_header
 from api.catalog.listing import list_names
@@ -125,7 +125,9 @@ class TablesController(Controller):
         result = await handle_create_table(command, req.ctx)
         # The creator (create on the namespace) writes the new table's first files: read-write.
         location, refresh = str(result.metadata["location"]), credentials_path(request, data.name)
-        access = await delegated(req, request, vending_profile(req, delegation), location, "read-write", refresh)
+        profile = vending_profile(req, delegation)
+        target = None if profile is None else VendingTarget(profile, location, "read-write")
+        access = await delegated(req, request, target, refresh)
         loaded = LoadTableResult(
             metadata=result.metadata,
             metadata_location=result.metadata_location,
@@ -140,26 +142,31 @@ class TablesController(Controller):
         req: NamedDependency[RequestScope],
         namespace: FromPath[str],
         table: FromPath[str],
-        conn: NamedDependency[Connection],
         request: Request[Any, Any, Any],
         snapshots: FromQuery[Literal["all", "refs"]] = "all",
         if_none_match: Annotated[str | None, HeaderParameter(name="If-None-Match")] = None,
         delegation: DelegationHeader = None,
     ) -> Response[LoadTableDocument | None]:
-        ident = parse_namespace(namespace)
-        if snapshots == "all":  # the common case: the stored document is sent as it is, never decoded and re-encoded
-            found = await req.read_model.table_document(conn, req.warehouse.id, ident, decode_name(table))
-            if found is None:
-                raise NoSuchTableError(f"Table does not exist: {ident}.{table}")
-            location, metadata = found[0], msgspec.Raw(found[1])
-        else:
-            row = await _load(conn, req.read_model, req.warehouse, namespace, table)
-            location = row.metadata_location
-            metadata = msgspec.Raw(msgspec.json.encode(only_referenced_snapshots(row.metadata)))
-        tag = etag(location, snapshots)
-        if if_none_match is not None and tag in (part.strip() for part in if_none_match.split(",")):
-            return Response(None, status_code=304, headers={"ETag": tag})
-        access = await self._delegated(req, request, conn, namespace, table, delegation)
+        """The connection is released before credentials are vended: an STS call never holds one."""
+        ident, name = parse_namespace(namespace), decode_name(table)
+        profile = vending_profile(req, delegation)
+        row: TabularRow | None = None
+        async with req.ctx.store.connection() as conn:
+            if snapshots == "all" and profile is None:  # the common case: the stored document is sent as it is
+                found = await req.read_model.table_document(conn, req.warehouse.id, ident, name)
+                if found is None:
+                    raise NoSuchTableError(f"Table does not exist: {ident}.{table}")
+                location, metadata = found[0], msgspec.Raw(found[1])
+            else:
+                row = await _load(conn, req.read_model, req.warehouse, namespace, table)
+                location = row.metadata_location
+                document = row.metadata if snapshots == "all" else only_referenced_snapshots(row.metadata)
+                metadata = msgspec.Raw(msgspec.json.encode(document))
+            tag = etag(location, snapshots)
+            if if_none_match is not None and tag in (part.strip() for part in if_none_match.split(",")):
+                return Response(None, status_code=304, headers={"ETag": tag})
+            target = await vending_target(req, request, conn, row, profile)
+        access = await delegated(req, request, target, credentials_path(request))
         result = LoadTableDocument(
             metadata=metadata,
             metadata_location=location,
@@ -167,23 +174,6 @@ class TablesController(Controller):
             storage_credentials=access.storage_credentials,
         )
         return Response(result, headers={"ETag": tag})
-
-    @staticmethod
-    async def _delegated(
-        req: RequestScope,
-        request: Request[Any, Any, Any],
-        conn: Connection,
-        namespace: str,
-        table: str,
-        delegation: str | None,
-    ) -> Delegated:
-        """The table's row (its id and location) is read only when credentials are vended."""
-        profile = vending_profile(req, delegation)
-        if profile is None:
-            return Delegated((await req.ctx.storage(req.warehouse)).client_config)
-        row = await _load(conn, req.read_model, req.warehouse, namespace, table)
-        level = await access_level(request, conn, row.id)
-        return await delegated(req, request, profile, row.location, level, credentials_path(request))
 
     @head("/tables/{table:str}", status_code=204, opt=requires(on_tabular("describe", view=False)))
     async def table_exists(
@@ -274,7 +264,9 @@ class TablesController(Controller):
         )
         result = await handle_register_table(command, req.ctx)
         location, refresh = str(result.metadata["location"]), credentials_path(request, data.name)
-        access = await delegated(req, request, vending_profile(req, delegation), location, "read-write", refresh)
+        profile = vending_profile(req, delegation)
+        target = None if profile is None else VendingTarget(profile, location, "read-write")
+        access = await delegated(req, request, target, refresh)
         return LoadTableResult(
             metadata=result.metadata,
             metadata_location=result.metadata_location,

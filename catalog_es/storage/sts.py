@@ -53,48 +53,18 @@ def session_name(principal_id: str) -> str:
     return ("catalog-es-" + _SESSION_NAME_CHARS.sub("-", principal_id))[:64]
 
 
-def assume_role(
-    profile: S3Profile,
-    credential: StorageCredential | None,
-    endpoints: EndpointPolicy,
-    policy: str,
-    principal_id: str,
-) -> VendedCredential:
-    """Call AssumeRole on the profile's STS endpoint (`sts-endpoint`, else its S3 endpoint, else AWS's regional
-    one) with the warehouse credential and the session policy; never boto3's default credential chain.
+def sts_client(profile: S3Profile, credential: StorageCredential | None, endpoints: EndpointPolicy) -> Any:
+    """A boto3 STS client on the profile's STS endpoint (`sts-endpoint`, else its S3 endpoint, else AWS's
+    regional one) with the warehouse credential; never boto3's default credential chain. Thread-safe, reusable.
 
     Raises:
         EndpointNotAllowedError: the STS endpoint is refused by the outbound policy (before any connection).
-        StorageAccessError: no warehouse credential, or STS refused or could not be reached.
+        StorageAccessError: no warehouse credential.
     """
     if credential is None:
         raise StorageAccessError("Vended credentials need the warehouse's storage credential to call STS")
     endpoint = profile.sts_endpoint or profile.endpoint
     endpoints.check(endpoint)
-    client = _client(profile, credential, endpoint)
-    request: dict[str, Any] = {
-        "RoleArn": role_arn(profile),
-        "RoleSessionName": session_name(principal_id),
-        "Policy": policy,
-        "DurationSeconds": profile.sts_token_validity_seconds,
-    }
-    if credential.external_id:
-        request["ExternalId"] = credential.external_id
-    if profile.sts_session_tags:
-        request["Tags"] = [{"Key": key, "Value": value} for key, value in profile.sts_session_tags.items()]
-    try:
-        answer = client.assume_role(**request)["Credentials"]
-    except (ClientError, BotoCoreError) as exc:
-        raise StorageAccessError(f"STS AssumeRole failed: {reason(exc, 'sts')}") from None
-    return VendedCredential(
-        access_key_id=answer["AccessKeyId"],
-        secret_access_key=answer["SecretAccessKey"],
-        session_token=answer["SessionToken"],
-        expires_at=answer["Expiration"],
-    )
-
-
-def _client(profile: S3Profile, credential: StorageCredential, endpoint: str | None) -> Any:
     config = Config(
         region_name=profile.region,
         connect_timeout=10,
@@ -108,4 +78,34 @@ def _client(profile: S3Profile, credential: StorageCredential, endpoint: str | N
         config=config,
         aws_access_key_id=credential.access_key_id,
         aws_secret_access_key=credential.secret_access_key,
+    )
+
+
+def assume_role(
+    client: Any, profile: S3Profile, credential: StorageCredential | None, policy: str, principal_id: str
+) -> VendedCredential:
+    """Call AssumeRole on the profile's role with the session policy, as `catalog-es-<principal>`.
+
+    Raises:
+        StorageAccessError: STS refused or could not be reached.
+    """
+    request: dict[str, Any] = {
+        "RoleArn": role_arn(profile),
+        "RoleSessionName": session_name(principal_id),
+        "Policy": policy,
+        "DurationSeconds": profile.sts_token_validity_seconds,
+    }
+    if credential is not None and credential.external_id:
+        request["ExternalId"] = credential.external_id
+    if profile.sts_session_tags:
+        request["Tags"] = [{"Key": key, "Value": value} for key, value in profile.sts_session_tags.items()]
+    try:
+        answer = client.assume_role(**request)["Credentials"]
+    except (ClientError, BotoCoreError) as exc:
+        raise StorageAccessError(f"STS AssumeRole failed: {reason(exc, 'sts')}") from None
+    return VendedCredential(
+        access_key_id=answer["AccessKeyId"],
+        secret_access_key=answer["SecretAccessKey"],
+        session_token=answer["SessionToken"],
+        expires_at=answer["Expiration"],
     )

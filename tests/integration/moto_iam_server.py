@@ -4,19 +4,20 @@ moto checks an assumed role's own policies but keeps the `Policy` passed to Assu
 AWS allows a request made with such credentials only when the role's policies *and* the session policy allow
 it, and denies it when either denies it. This adds that second check, with IAM's own matching rules (`*`, `?`
 and the `${*}`, `${?}`, `${$}` escapes in resources and `StringLike` values) and the `s3:prefix` condition key.
-Everything else is moto's unchanged.
+It also counts AssumeRole calls in a file (`MOTO_ASSUME_ROLE_LOG`). Everything else is moto's unchanged.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from typing import Any, Final
 
 from moto.iam import access_control
 from moto.server import main
-from moto.sts.models import sts_backends
+from moto.sts.models import STSBackend, sts_backends
 
 _ESCAPES: Final = {"${*}": "*", "${?}": "?", "${$}": "$"}
 
@@ -101,6 +102,20 @@ def _check_action_permitted(self: Any, resource: str) -> None:
 
 
 access_control.IAMRequestBase.check_action_permitted = _check_action_permitted  # type: ignore[method-assign]
+
+_assume_role = STSBackend.assume_role
+
+
+def _counted_assume_role(self: Any, *args: Any, **kwargs: Any) -> Any:
+    """Each AssumeRole answered adds a line to `$MOTO_ASSUME_ROLE_LOG` (the benchmark counts STS calls there)."""
+    role = _assume_role(self, *args, **kwargs)
+    if path := os.environ.get("MOTO_ASSUME_ROLE_LOG"):
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(f"{role.session_name}\n")
+    return role
+
+
+STSBackend.assume_role = _counted_assume_role  # type: ignore[method-assign]
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -6,12 +6,14 @@ Tests create their buckets with `make_bucket(endpoint)`; moto accepts any access
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +102,7 @@ class IamStore(msgspec.Struct, frozen=True):
     admin: tuple[str, str]
     warehouse: tuple[str, str]
     role_arn: str
+    assume_role_log: Path
 
     def s3(self, keys: tuple[str, str], token: str | None = None) -> Any:
         return boto3.client(
@@ -123,7 +126,7 @@ def _iam_user(iam: Any, name: str, policy: dict[str, Any]) -> tuple[str, tuple[s
     return arn, (key["AccessKeyId"], key["SecretAccessKey"])
 
 
-def _set_up_iam(endpoint: str) -> IamStore:
+def _set_up_iam(endpoint: str, assume_role_log: Path) -> IamStore:
     """Users and the role, made while moto still lets every request through; then enforcement is switched on
     (moto's `INITIAL_NO_AUTH_ACTION_COUNT`, set to 0 through its `/moto-api/reset-auth` route)."""
     iam = boto3.client(
@@ -146,24 +149,28 @@ def _set_up_iam(endpoint: str) -> IamStore:
     role_policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}
     iam.put_role_policy(RoleName="vended", PolicyName="s3", PolicyDocument=json.dumps(role_policy))
     httpx.post(f"{endpoint}/moto-api/reset-auth", content=b"0", timeout=10).raise_for_status()
-    return IamStore(endpoint=endpoint, admin=admin, warehouse=warehouse, role_arn=role_arn)
+    return IamStore(
+        endpoint=endpoint, admin=admin, warehouse=warehouse, role_arn=role_arn, assume_role_log=assume_role_log
+    )
 
 
-@pytest.fixture(scope="module")
-def s3_iam(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IamStore]:
+@contextmanager
+def iam_store(log_dir: Path) -> Iterator[IamStore]:
     """A moto S3/STS/IAM server of its own that refuses unsigned, unknown and out-of-policy requests, session
-    policies included (`moto_iam_server.py`)."""
+    policies included (`moto_iam_server.py`); stopped on exit."""
     port = _free_port()
-    log = tmp_path_factory.mktemp("moto-iam") / "moto.log"
+    log, calls = log_dir / "moto-iam.log", log_dir / "assume-role.log"
+    calls.touch()
     with log.open("wb") as output:
         process = subprocess.Popen(
             [sys.executable, str(Path(__file__).with_name("moto_iam_server.py")), "-H", "127.0.0.1", "-p", str(port)],
             stdout=output,
             stderr=subprocess.STDOUT,
+            env={**os.environ, "MOTO_ASSUME_ROLE_LOG": str(calls)},
         )
     try:
         _wait_for_port(port, process, log)
-        yield _set_up_iam(f"http://127.0.0.1:{port}")
+        yield _set_up_iam(f"http://127.0.0.1:{port}", calls)
     finally:
         process.terminate()
         try:
@@ -171,3 +178,15 @@ def s3_iam(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IamStore]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def assume_role_calls(store: IamStore) -> int:
+    """How many AssumeRole calls moto answered so far."""
+    return len(store.assume_role_log.read_text().splitlines())
+
+
+@pytest.fixture(scope="module")
+def s3_iam(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IamStore]:
+    """`iam_store` for the tests of one module."""
+    with iam_store(tmp_path_factory.mktemp("moto-iam")) as store:
+        yield store
