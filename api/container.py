@@ -12,6 +12,7 @@ from api.auth.provisioning import UserProvisioner
 from api.settings import Settings
 from catalog_es.clock import RandomIds, SystemClock
 from catalog_es.storage.file_roots import FileStorageRoots
+from catalog_es.storage.vendor import CredentialVendor
 from catalog_es.store.database import Pool, open_pool
 from catalog_es.store.eventstore import EventStore, InlineProjector
 from catalog_es.store.secrets import Sealer, SecretStore, load_secrets_key
@@ -40,6 +41,7 @@ class Services:
     idempotency_sealer: Sealer | None  # stored idempotent responses, sealed with the secrets key when there is one
     relay_metrics: RelayMetrics | None = None
     as_of: AsOfCache = field(default_factory=lambda: AsOfCache(4))  # replayed past catalogs (as-of prefixes)
+    vendor: CredentialVendor = field(default_factory=CredentialVendor)  # vended S3 credentials and their cache
 
 
 def secret_store(settings: Settings) -> SecretStore | None:
@@ -109,6 +111,7 @@ async def open_services(
             idempotency_sealer=secrets.sealer("idempotent responses") if secrets is not None else None,
             relay_metrics=relay_metrics,
             as_of=AsOfCache(settings.as_of_cache_size),
+            vendor=CredentialVendor(settings.endpoint_policy),
         )
     finally:
         await pool.close()

@@ -52,14 +52,20 @@ class CommandContext:
             )
         return self.secrets
 
-    async def credential(self, warehouse: WarehouseRow) -> StorageCredential | None:
-        """The warehouse's storage credential, decrypted once per secret id and then cached."""
+    async def credential(self, warehouse: WarehouseRow, conn: Connection | None = None) -> StorageCredential | None:
+        """The warehouse's storage credential, decrypted once per secret id and then cached.
+
+        `conn`: the caller's connection, read on instead of taking a second one while it holds the first.
+        """
         reference = warehouse.storage_credential
         if reference is None:
             return None
         cached = self._credentials.get(reference.id)
         if cached is None:
-            async with self.store.connection() as conn:
+            if conn is None:
+                async with self.store.connection() as own:
+                    cached = decode_credential(await self.secret_store().get(own, reference.id))
+            else:
                 cached = decode_credential(await self.secret_store().get(conn, reference.id))
             self._credentials[reference.id] = cached
         return cached

@@ -18,6 +18,7 @@ def catalog_router(idempotency_key_lifetime: timedelta) -> Router:
     package's wire module, and a package import runs this file first.
     """
     from api.catalog.config import get_config  # noqa: PLC0415
+    from api.catalog.credentials import load_credentials  # noqa: PLC0415
     from api.catalog.events import query_events  # noqa: PLC0415
     from api.catalog.namespaces import NamespacesController  # noqa: PLC0415
     from api.catalog.sign import SIGN_ROUTES  # noqa: PLC0415
@@ -31,6 +32,7 @@ def catalog_router(idempotency_key_lifetime: timedelta) -> Router:
             get_config,
             NamespacesController,
             TablesController,
+            load_credentials,
             rename_table,
             commit_transaction,
             ViewsController,

@@ -9,7 +9,8 @@ from litestar import Request
 from api.catalog import PATH
 from api.dependencies import RequestScope
 from catalog_es.identifiers import Namespace
-from catalog_es.storage.remote_signing import delegation_modes, remote_signing_config
+from catalog_es.storage.access_delegation import parse_access_delegation
+from catalog_es.storage.remote_signing import remote_signing_config
 
 
 async def table_config(
@@ -20,7 +21,7 @@ async def table_config(
     The signer URI is the catalog's base as this request reached it (`<scheme>://<host>/catalog`).
     """
     storage = await req.ctx.storage(req.warehouse)
-    modes = delegation_modes(request.headers.get("x-iceberg-access-delegation"))
+    modes = parse_access_delegation(request.headers.get("x-iceberg-access-delegation"))
     catalog_uri = str(request.base_url).rstrip("/") + PATH.removesuffix("/v1")
     prefix = str(request.path_params["prefix"])
     extra = remote_signing_config(storage.profile, modes, catalog_uri, prefix, namespace, table)

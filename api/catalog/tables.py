@@ -12,6 +12,14 @@ from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, Quer
 from api.auth.authorizer import Authorizer
 from api.auth.principal import request_principal
 from api.auth.rules import requires
+from api.catalog.credentials import (
+    DelegationHeader,
+    VendingTarget,
+    credentials_path,
+    delegated,
+    vending_profile,
+    vending_target,
+)
 from api.catalog.etags import etag, etag_header
 from api.catalog.listing import list_names
 from api.catalog.paging import PageRequest
@@ -101,6 +109,7 @@ class TablesController(Controller):
         namespace: FromPath[str],
         data: JSONBody[CreateTableRequest],
         request: Request[Any, Any, Any],
+        delegation: DelegationHeader = None,
     ) -> Response[LoadTableResult]:
         command = CreateTable(
             warehouse_id=req.warehouse.id,
@@ -115,9 +124,17 @@ class TablesController(Controller):
             stage_create=data.stage_create,
         )
         result = await handle_create_table(command, req.ctx)
-        config = (await req.ctx.storage(req.warehouse)).client_config
-        config = await table_config(request, req, config, command.namespace, data.name)
-        loaded = LoadTableResult(metadata=result.metadata, metadata_location=result.metadata_location, config=config)
+        # The creator (create on the namespace) writes the new table's first files: read-write.
+        location, refresh = str(result.metadata["location"]), credentials_path(request, data.name)
+        profile = vending_profile(req, delegation)
+        target = None if profile is None else VendingTarget(profile, location, "read-write")
+        access = await delegated(req, request, target, refresh)
+        loaded = LoadTableResult(
+            metadata=result.metadata,
+            metadata_location=result.metadata_location,
+            config=await table_config(request, req, access.config, command.namespace, data.name),
+            storage_credentials=access.storage_credentials,
+        )
         return Response(loaded, headers=etag_header(result.metadata_location))
 
     @get("/tables/{table:str}", opt=requires(on_tabular("describe", view=False)))
@@ -126,27 +143,37 @@ class TablesController(Controller):
         req: NamedDependency[RequestScope],
         namespace: FromPath[str],
         table: FromPath[str],
-        conn: NamedDependency[Connection],
         request: Request[Any, Any, Any],
         snapshots: FromQuery[Literal["all", "refs"]] = "all",
         if_none_match: Annotated[str | None, HeaderParameter(name="If-None-Match")] = None,
+        delegation: DelegationHeader = None,
     ) -> Response[LoadTableDocument | None]:
-        ident = parse_namespace(namespace)
-        if snapshots == "all":  # the common case: the stored document is sent as it is, never decoded and re-encoded
-            found = await req.read_model.table_document(conn, req.warehouse.id, ident, decode_name(table))
-            if found is None:
-                raise NoSuchTableError(f"Table does not exist: {ident}.{table}")
-            location, metadata = found[0], msgspec.Raw(found[1])
-        else:
-            row = await _load(conn, req.read_model, req.warehouse, namespace, table)
-            location = row.metadata_location
-            metadata = msgspec.Raw(msgspec.json.encode(only_referenced_snapshots(row.metadata)))
-        tag = etag(location, snapshots)
-        if if_none_match is not None and tag in (part.strip() for part in if_none_match.split(",")):
-            return Response(None, status_code=304, headers={"ETag": tag})
-        config = (await req.ctx.storage(req.warehouse)).client_config
-        config = await table_config(request, req, config, ident, decode_name(table))
-        result = LoadTableDocument(metadata=metadata, metadata_location=location, config=config)
+        """The connection is released before credentials are vended: an STS call never holds one."""
+        ident, name = parse_namespace(namespace), decode_name(table)
+        profile = vending_profile(req, delegation)
+        row: TabularRow | None = None
+        async with req.ctx.store.connection() as conn:
+            if snapshots == "all" and profile is None:  # the common case: the stored document is sent as it is
+                found = await req.read_model.table_document(conn, req.warehouse.id, ident, name)
+                if found is None:
+                    raise NoSuchTableError(f"Table does not exist: {ident}.{table}")
+                location, metadata = found[0], msgspec.Raw(found[1])
+            else:
+                row = await _load(conn, req.read_model, req.warehouse, namespace, table)
+                location = row.metadata_location
+                document = row.metadata if snapshots == "all" else only_referenced_snapshots(row.metadata)
+                metadata = msgspec.Raw(msgspec.json.encode(document))
+            tag = etag(location, snapshots)
+            if if_none_match is not None and tag in (part.strip() for part in if_none_match.split(",")):
+                return Response(None, status_code=304, headers={"ETag": tag})
+            target = await vending_target(req, request, conn, row, profile)
+        access = await delegated(req, request, target, credentials_path(request))
+        result = LoadTableDocument(
+            metadata=metadata,
+            metadata_location=location,
+            config=await table_config(request, req, access.config, ident, name),
+            storage_credentials=access.storage_credentials,
+        )
         return Response(result, headers={"ETag": tag})
 
     @head("/tables/{table:str}", status_code=204, opt=requires(on_tabular("describe", view=False)))
@@ -226,6 +253,7 @@ class TablesController(Controller):
         namespace: FromPath[str],
         data: JSONBody[RegisterTableRequest],
         request: Request[Any, Any, Any],
+        delegation: DelegationHeader = None,
     ) -> LoadTableResult:
         command = RegisterTable(
             req.warehouse.id,
@@ -236,9 +264,16 @@ class TablesController(Controller):
             req.meta,
         )
         result = await handle_register_table(command, req.ctx)
-        config = (await req.ctx.storage(req.warehouse)).client_config
-        config = await table_config(request, req, config, command.namespace, data.name)
-        return LoadTableResult(metadata=result.metadata, metadata_location=result.metadata_location, config=config)
+        location, refresh = str(result.metadata["location"]), credentials_path(request, data.name)
+        profile = vending_profile(req, delegation)
+        target = None if profile is None else VendingTarget(profile, location, "read-write")
+        access = await delegated(req, request, target, refresh)
+        return LoadTableResult(
+            metadata=result.metadata,
+            metadata_location=result.metadata_location,
+            config=await table_config(request, req, access.config, command.namespace, data.name),
+            storage_credentials=access.storage_credentials,
+        )
 
 
 @post("/{prefix:str}/tables/rename", status_code=204, opt=requires(renamed(view=False)))

@@ -80,10 +80,22 @@ class CreateTableRequest(Wire):
     properties: dict[str, str] = {}
 
 
+class StorageCredential(Wire):
+    """Spec 1.11: a credential for the objects under `prefix` (clients pick the longest matching prefix)."""
+
+    prefix: str
+    config: dict[str, str]
+
+
+class LoadCredentialsResponse(Wire):
+    storage_credentials: list[StorageCredential]
+
+
 class LoadTableResult(Wire):
     metadata: Json
     metadata_location: str | None = None
     config: dict[str, str] = {}
+    storage_credentials: list[StorageCredential] | None = None
 
 
 class LoadTableDocument(Wire):
@@ -92,6 +104,7 @@ class LoadTableDocument(Wire):
     metadata: msgspec.Raw
     metadata_location: str | None = None
     config: dict[str, str] = {}
+    storage_credentials: list[StorageCredential] | None = None
 
 
 class CommitTableRequest(Wire):

@@ -42,10 +42,10 @@ class S3Profile(_Profile, frozen=True, kw_only=True, tag="s3"):
     path_style_access: bool | None = None  # None: path style when an endpoint is set, as pyarrow does
     # Lakekeeper's flavors; "minio" is its alias of "s3-compat" and is stored as that.
     flavor: Literal["aws", "s3-compat", "minio"] = "aws"
-    # Until credentials are vended, clients get the warehouse's own keys only when this says so.
+    # Clients get the warehouse's own keys only when this says so (otherwise: vended STS keys, or the signer).
     share_static_credentials_with_clients: bool = False
-    # Stored and passed to clients as given; catalog-es has no signer or STS vending yet (Lakekeeper
-    # defaults remote signing on; here it is off until the signing route exists).
+    # Clients sign through the catalog (api/catalog/sign.py). Lakekeeper defaults it on; here it stays off
+    # unless the profile asks, so clients that bring their own keys (Spark) are not switched to signing.
     remote_signing_enabled: bool = False
     push_s3_delete_disabled: bool = False
     allow_alternative_protocols: bool = False
@@ -53,8 +53,8 @@ class S3Profile(_Profile, frozen=True, kw_only=True, tag="s3"):
     sts_role_arn: str | None = None
     sts_endpoint: str | None = None
     sts_token_validity_seconds: int = 3600
-    # Accepted and kept so that Lakekeeper's payloads work unchanged; catalog-es has no STS vending, signer or
-    # KMS yet, and boto3 already chooses the checksums its DeleteObjects calls need.
+    # Session tags go with every AssumeRole (catalog_es/storage/sts.py); the KMS key enters the session policy;
+    # boto3 already chooses the checksums its DeleteObjects calls need.
     sts_session_tags: dict[str, str] = {}
     remote_signing_url_style: Literal["auto", "path", "virtual_host"] = "auto"
     aws_kms_key_arn: str | None = None

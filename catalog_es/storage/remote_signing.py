@@ -15,11 +15,6 @@ VENDED_CREDENTIALS: Final = "vended-credentials"
 PYICEBERG_SIGNER: Final = "S3V4RestSigner"
 
 
-def delegation_modes(header: str | None) -> frozenset[str]:
-    """The modes an `X-Iceberg-Access-Delegation` header asks for (comma-separated, case-insensitive)."""
-    return frozenset(part.strip().lower() for part in (header or "").split(",") if part.strip())
-
-
 def signing_applies(profile: StorageProfile, modes: Collection[str]) -> bool:
     """Remote signing is used when the profile enables it and the client asked for it, or when the client
     asked for nothing (or for vended credentials) and the profile vends none (STS off). As Lakekeeper.

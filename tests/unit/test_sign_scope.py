@@ -8,8 +8,9 @@ import pytest
 
 from catalog_es.errors import ForbiddenError
 from catalog_es.identifiers import Namespace
+from catalog_es.storage.access_delegation import parse_access_delegation
 from catalog_es.storage.profiles import S3Profile
-from catalog_es.storage.remote_signing import delegation_modes, remote_signing_config, signing_applies
+from catalog_es.storage.remote_signing import remote_signing_config, signing_applies
 from catalog_es.storage.sign_scope import S3Request, inside, privilege_for, request_scope
 
 TABLE = "s3://lake/wh/ns/t"
@@ -139,12 +140,12 @@ def test_s3a_table_locations_hold_s3_objects() -> None:
 
 def test_signing_applies_per_delegation_header_and_profile() -> None:
     on, sts = _profile(remote_signing_enabled=True), _profile(remote_signing_enabled=True, sts_enabled=True)
-    assert signing_applies(on, delegation_modes(None))
-    assert signing_applies(on, delegation_modes("vended-credentials"))  # nothing to vend: sign instead
-    assert not signing_applies(sts, delegation_modes("vended-credentials"))
-    assert signing_applies(sts, delegation_modes("Vended-Credentials, remote-signing"))
-    assert not signing_applies(on, delegation_modes("client-managed"))
-    assert not signing_applies(_profile(), delegation_modes("remote-signing"))
+    assert signing_applies(on, parse_access_delegation(None))
+    assert signing_applies(on, parse_access_delegation("vended-credentials"))  # nothing to vend: sign instead
+    assert not signing_applies(sts, parse_access_delegation("vended-credentials"))
+    assert signing_applies(sts, parse_access_delegation("Vended-Credentials, remote-signing"))
+    assert not signing_applies(on, parse_access_delegation("client-managed"))
+    assert not signing_applies(_profile(), parse_access_delegation("remote-signing"))
 
 
 def test_signing_config_points_at_the_tables_sign_route() -> None:

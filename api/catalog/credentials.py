@@ -1,0 +1,148 @@
+"""Vended credentials: what table responses carry for `X-Iceberg-Access-Delegation`, and loadCredentials."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, NamedTuple
+from urllib.parse import quote
+
+from litestar import Request, get
+from litestar.di import NamedDependency
+from litestar.params import FromPath, HeaderParameter
+
+from api.auth.principal import request_principal
+from api.auth.rules import requires
+from api.catalog.rules import on_tabular
+from api.catalog.wire import LoadCredentialsResponse, StorageCredential
+from api.container import services
+from api.dependencies import RequestScope, parse_namespace
+from api.encoded_slash import decode_name
+from catalog_es.errors import NoSuchTableError
+from catalog_es.state import TabularRow
+from catalog_es.storage.access_delegation import HEADER, parse_access_delegation, vends_credentials
+from catalog_es.storage.profiles import S3Profile, decode_profile
+from catalog_es.storage.session_policy import AccessLevel
+from catalog_es.storage.sts import VendedCredential
+from catalog_es.store.database import Connection
+
+DelegationHeader = Annotated[str | None, HeaderParameter(name=HEADER)]
+
+
+class VendingTarget(NamedTuple):
+    """What vended credentials are for: the warehouse's S3 profile, the table location, the caller's level."""
+
+    profile: S3Profile
+    location: str
+    level: AccessLevel | None
+
+
+class Delegated(NamedTuple):
+    """A table response's `config` and `storage-credentials` (None: the field is left out)."""
+
+    config: dict[str, str]
+    storage_credentials: list[StorageCredential] | None = None
+
+
+def credentials_path(request: Request[Any, Any, Any], table: str | None = None) -> str:
+    """The table's loadCredentials path relative to the catalog URI (`v1/<prefix>/…/tables/<t>/credentials`),
+    from the path of a request on that table (or on its namespace's `tables`/`register`, naming `table`)."""
+    path = request.url.path.split("/catalog/", 1)[-1].rstrip("/")
+    if table is not None:
+        path = path.rsplit("/", 1)[0] + "/tables/" + quote(table, safe="")
+    return f"{path}/credentials"
+
+
+async def access_level(request: Request[Any, Any, Any], conn: Connection, table_id: Any) -> AccessLevel | None:
+    """Read-write for a caller who may modify the table, read for one who may only select, else none."""
+    authz, principal = services(request.app.state).authorizer, request_principal(request.scope)
+    if await authz.allowed(conn, principal, table_id, "modify"):
+        return "read-write"
+    if await authz.allowed(conn, principal, table_id, "select"):
+        return "read"
+    return None
+
+
+async def _vend(req: RequestScope, request: Request[Any, Any, Any], target: VendingTarget) -> VendedCredential:
+    assert target.level is not None  # checked by the callers
+    credential = await req.ctx.credential(req.warehouse)  # read on the request's connection by `vending_target`
+    vendor = services(request.app.state).vendor
+    return await vendor.vend(target.profile, credential, target.location, target.level, req.principal.user_id)
+
+
+def _keys(vended: VendedCredential, refresh_path: str) -> dict[str, str]:
+    return {
+        "s3.access-key-id": vended.access_key_id,
+        "s3.secret-access-key": vended.secret_access_key,
+        "s3.session-token": vended.session_token,
+        "s3.session-token-expires-at-ms": str(vended.expires_at_ms()),
+        "client.refresh-credentials-endpoint": refresh_path,
+    }
+
+
+def vending_profile(req: RequestScope, header: str | None) -> S3Profile | None:
+    """The warehouse's S3 profile when a table response vends credentials (`access_delegation`), else None."""
+    modes = parse_access_delegation(header)
+    if "vended-credentials" not in modes:
+        return None
+    profile = decode_profile(req.warehouse.storage_profile)
+    return profile if isinstance(profile, S3Profile) and vends_credentials(modes, profile) else None
+
+
+async def vending_target(
+    req: RequestScope,
+    request: Request[Any, Any, Any],
+    conn: Connection,
+    row: TabularRow | None,
+    profile: S3Profile | None,
+) -> VendingTarget | None:
+    """What to vend for an existing table, read on the request's connection (its row, the caller's level on
+    it, the warehouse credential), so that the STS call later holds no database connection."""
+    if profile is None or row is None:
+        return None
+    await req.ctx.credential(req.warehouse, conn)
+    return VendingTarget(profile, row.location, await access_level(request, conn, row.id))
+
+
+async def delegated(
+    req: RequestScope, request: Request[Any, Any, Any], target: VendingTarget | None, refresh_path: str
+) -> Delegated:
+    """The storage `config`, with STS credentials for the target's level on its location; no target or no level
+    (a caller who may describe the table but not read its data): no credentials.
+
+    Raises:
+        StorageAccessError: STS refused or could not be reached.
+    """
+    config = (await req.ctx.storage(req.warehouse)).client_config
+    if target is None or target.level is None:
+        return Delegated(config)
+    keys = _keys(await _vend(req, request, target), refresh_path)
+    return Delegated({**config, **keys}, [StorageCredential(prefix=target.location, config=keys)])
+
+
+@get(
+    "/{prefix:str}/namespaces/{namespace:str}/tables/{table:str}/credentials",
+    opt=requires(on_tabular("select", view=False)),
+)
+async def load_credentials(
+    req: NamedDependency[RequestScope],
+    request: Request[Any, Any, Any],
+    namespace: FromPath[str],
+    table: FromPath[str],
+) -> LoadCredentialsResponse:
+    """Spec 1.11 loadCredentials: fresh credentials for a table the caller may read (none without STS).
+
+    Raises:
+        NoSuchTableError: the table does not exist (or is hidden from the caller).
+        StorageAccessError: STS refused or could not be reached.
+    """
+    ident = parse_namespace(namespace)
+    profile = decode_profile(req.warehouse.storage_profile)
+    sts = profile if isinstance(profile, S3Profile) and profile.sts_enabled else None
+    async with req.ctx.store.connection() as conn:  # released before the STS call
+        row = await req.read_model.table(conn, req.warehouse.id, ident, decode_name(table))
+        if row is None:
+            raise NoSuchTableError(f"Table does not exist: {ident}.{table}")
+        target = await vending_target(req, request, conn, row, sts)
+    if target is None or target.level is None:
+        return LoadCredentialsResponse(storage_credentials=[])
+    keys = _keys(await _vend(req, request, target), credentials_path(request))
+    return LoadCredentialsResponse(storage_credentials=[StorageCredential(prefix=target.location, config=keys)])

@@ -1,0 +1,80 @@
+"""Vended credentials kept until close to expiry, bounded, with one STS call per key at a time (single-flight)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass
+
+from catalog_es.storage.sts import VendedCredential
+
+
+@dataclass(frozen=True)
+class _Entry:
+    credential: VendedCredential
+    refresh_at: float  # epoch seconds after which a request issues a new one
+
+
+class CredentialCache:
+    """Per key (warehouse, table location, access level, principal): the last credential until `refresh_fraction`
+    of its validity is left, so a client always gets keys that stay valid for a while.
+
+    Concurrent requests for a key that is missing or due share one issue (one STS call); a failed issue is not
+    kept, each waiter gets its error. At most `max_entries` keys are kept, least recently used first out.
+    """
+
+    def __init__(
+        self,
+        max_entries: int = 10_000,
+        refresh_fraction: float = 0.25,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._entries: OrderedDict[Hashable, _Entry] = OrderedDict()
+        self._pending: dict[Hashable, asyncio.Future[VendedCredential]] = {}
+        self._max, self._fraction, self._clock = max_entries, refresh_fraction, clock
+        self.issued = 0  # how many times a credential was issued (STS calls), for metrics and the benchmark
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    async def get(self, key: Hashable, issue: Callable[[], Awaitable[VendedCredential]]) -> VendedCredential:
+        """The cached credential for `key`, or the one `issue()` returns (awaited once for all concurrent callers).
+
+        Raises:
+            Exception: whatever `issue()` raised.
+        """
+        now = self._clock()
+        entry = self._entries.get(key)
+        if entry is not None and now < entry.refresh_at:
+            self._entries.move_to_end(key)
+            return entry.credential
+        pending = self._pending.get(key)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[VendedCredential] = asyncio.get_running_loop().create_future()
+        self._pending[key] = future
+        try:
+            self.issued += 1
+            credential = await issue()
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except Exception as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: no "never retrieved" warning when nobody else waited
+            raise
+        finally:
+            del self._pending[key]
+        future.set_result(credential)
+        self._store(key, credential, now)
+        return credential
+
+    def _store(self, key: Hashable, credential: VendedCredential, issued_at: float) -> None:
+        expires = credential.expires_at.timestamp()
+        refresh_at = expires - (expires - issued_at) * self._fraction
+        self._entries[key] = _Entry(credential, refresh_at)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._max:
+            self._entries.popitem(last=False)
