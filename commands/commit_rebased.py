@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from catalog_es.errors import CommitFailedError
 from catalog_es.events import CommitRebase, Json, TableCommitted
 from catalog_es.identifiers import Namespace
+from catalog_es.metadata.commit_cache import document_after
 from catalog_es.metadata.rebase import plan_rebase
-from catalog_es.metadata.tables import commit, metadata_to_json, next_metadata_location, parse_metadata
+from catalog_es.metadata.tables import commit, next_metadata_location
 from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.storage.files import WarehouseStorage
 from catalog_es.storage.rebase_files import delete_manifest_lists, rebase_commit
@@ -114,7 +115,7 @@ async def _decide(
     Raises:
         CommitFailedError: a requirement fails and the change cannot be rebased.
     """
-    base = parse_metadata(current.metadata)
+    base = ctx.parsed_metadata.parse(current.metadata_location, current.metadata)
     try:
         updated = commit(base, current.metadata_location, change.requirements, change.updates, now_ms=ctx.now_ms())
         requirements, updates, rebased, lists = change.requirements, change.updates, None, []
@@ -146,7 +147,8 @@ async def _decide(
         updates=updates,
         previous_metadata_location=current.metadata_location,
         metadata_location=next_metadata_location(updated, current.metadata_location),
-        metadata=metadata_to_json(updated),
+        metadata=document_after(base, current.metadata, updated),
         rebased=rebased,
     )
+    ctx.parsed_metadata.remember(event.metadata_location, updated)
     return _Decided(event=event, manifest_lists=lists)

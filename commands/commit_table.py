@@ -7,10 +7,11 @@ import uuid
 import msgspec
 
 from catalog_es.errors import CommitFailedError, NoSuchTableError
-from catalog_es.events import CommitRebase, Json, TableCommitted, TableCreated
+from catalog_es.events import Json, TableCommitted, TableCreated
 from catalog_es.identifiers import Namespace
+from catalog_es.metadata.commit_cache import ParsedMetadataCache, document_after
 from catalog_es.metadata.rebase import rebase_enabled
-from catalog_es.metadata.tables import commit, metadata_to_json, next_metadata_location, parse_metadata
+from catalog_es.metadata.tables import commit, metadata_to_json, next_metadata_location
 from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError, Transaction
 from commands.commit_rebased import RebasableChange, commit_rebased
@@ -66,7 +67,6 @@ class PreparedCommit(msgspec.Struct, frozen=True):
     location_changed: bool
     metadata_location: str
     document: Json
-    rebased: CommitRebase | None = None
 
     def event(self) -> TableCommitted:
         return TableCommitted(
@@ -77,7 +77,6 @@ class PreparedCommit(msgspec.Struct, frozen=True):
             previous_metadata_location=self.current.metadata_location,
             metadata_location=self.metadata_location,
             metadata=self.document,
-            rebased=self.rebased,
         )
 
 
@@ -86,26 +85,30 @@ def prepare_commit(
     requirements: list[Json],
     updates: list[Json],
     now_ms: int,
-    rebased: CommitRebase | None = None,
+    parsed: ParsedMetadataCache,
 ) -> PreparedCommit | None:
     """Decide a commit to `current`; None when it changes nothing.
+
+    The base comes parsed from `parsed` and the result is kept there under its new location (written or not,
+    a location is used once), so the table's next commit parses nothing.
 
     Raises:
         CommitFailedError: a requirement does not hold.
         BadRequestError: an update is unknown or invalid.
     """
-    base = parse_metadata(current.metadata)
+    base = parsed.parse(current.metadata_location, current.metadata)
     updated = commit(base, current.metadata_location, requirements, updates, now_ms=now_ms)
     if updated == base:
         return None
+    metadata_location = next_metadata_location(updated, current.metadata_location)
+    parsed.remember(metadata_location, updated)
     return PreparedCommit(
         current=current,
         requirements=requirements,
         updates=updates,
         location_changed=updated.location != base.location,
-        metadata_location=next_metadata_location(updated, current.metadata_location),
-        document=metadata_to_json(updated),
-        rebased=rebased,
+        metadata_location=metadata_location,
+        document=document_after(base, current.metadata, updated),
     )
 
 
@@ -127,7 +130,7 @@ async def append_commit(
 async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow, current: TabularRow) -> TabularResult:
     rebase = rebase_enabled(ctx.server_side_rebase, current.metadata.get("properties") or {})
     try:
-        prepared = prepare_commit(current, cmd.requirements, cmd.updates, ctx.now_ms())
+        prepared = prepare_commit(current, cmd.requirements, cmd.updates, ctx.now_ms(), ctx.parsed_metadata)
     except CommitFailedError as failure:
         if not rebase:
             raise

@@ -48,7 +48,7 @@ async def handle_commit_transaction(cmd: CommitTransaction, ctx: CommandContext)
             current = await ctx.state.table(conn, cmd.warehouse_id, change.namespace, change.name)
             if current is None:
                 raise NoSuchTableError(f"Table does not exist: {change.namespace}.{change.name}")
-            decided = prepare_commit(current, change.requirements, change.updates, ctx.now_ms())
+            decided = prepare_commit(current, change.requirements, change.updates, ctx.now_ms(), ctx.parsed_metadata)
             if decided is not None:
                 prepared.append(decided)
     files = [(commit.metadata_location, commit.document) for commit in prepared]

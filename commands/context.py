@@ -13,6 +13,7 @@ import msgspec
 from catalog_es.clock import Clock, IdSource, millis
 from catalog_es.errors import BadRequestError, NoSuchNamespaceError, NoSuchWarehouseError, WarehouseInactiveError
 from catalog_es.identifiers import Namespace
+from catalog_es.metadata.commit_cache import ParsedMetadataCache
 from catalog_es.metadata.rebase import RebaseMode
 from catalog_es.state import AccessState, CatalogState, NamespaceRow, WarehouseLookup, WarehouseRow
 from catalog_es.storage.file_roots import FileStorageRoots
@@ -42,6 +43,8 @@ class CommandContext:
     file_roots: FileStorageRoots = field(default_factory=FileStorageRoots)
     # Which tables get commits rebased on a moved branch (issue 19): see `catalog_es.metadata.rebase.rebase_enabled`.
     server_side_rebase: RebaseMode = "opt-in"
+    # Parsed table metadata by location: a hot table's commit parses nothing (issue 19 §2).
+    parsed_metadata: ParsedMetadataCache = field(default_factory=ParsedMetadataCache, compare=False, repr=False)
     _credentials: dict[uuid.UUID, StorageCredential] = field(default_factory=dict, compare=False, repr=False)
     _storages: dict[bytes, WarehouseStorage] = field(default_factory=dict, compare=False, repr=False)
 
