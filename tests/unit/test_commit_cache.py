@@ -104,7 +104,7 @@ def test_a_document_dumped_from_its_base_equals_the_full_dump_byte_for_byte(form
 
 
 def test_the_cache_parses_a_location_once_and_keeps_what_a_commit_made() -> None:
-    metadata, document = _table("2")
+    _, document = _table("2")
     cache = ParsedMetadataCache(capacity=2)
     first = cache.parse("file:///w/t/metadata/0.json", document)
     assert cache.parse("file:///w/t/metadata/0.json", document) is first
