@@ -113,7 +113,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     events_api: EventsApiSettings = EventsApiSettings()
     # As-of prefixes (`<warehouse>@<time or position>`): how many replayed past catalogs are kept in memory.
     as_of_cache_size: Annotated[int, msgspec.Meta(ge=1)] = 4
-    # Also record allowed reads (loadTable, loadView) in the access audit log (builtin authorizer only).
+    # Also record allowed reads in the access audit log: loadTable, loadView (builtin authorizer), S3 sign requests.
     audit_reads: bool = False
     ui: UiSettings = UiSettings()
     # Comma-separated absolute paths `file` warehouses must lie in. Unset: `<data_dir>/warehouse` in embedded

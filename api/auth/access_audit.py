@@ -20,8 +20,8 @@ from catalog_es.errors import (
 from catalog_es.store.access_log import AccessRecord, record_access
 from catalog_es.store.database import Connection
 
-# Reads recorded when `audit_reads` is on (the routes that hand out table and view metadata; this catalog vends
-# no credentials and signs no requests).
+# Reads the guard records when `audit_reads` is on (the routes that hand out table and view metadata). Routes that
+# decide in their handler (S3 signing, vended credentials) record through api.auth.audited instead.
 READS = frozenset({"load_table", "load_view"})
 # What a guard rule raises when it refuses: 403, or the not-found answer of an object the caller may not see.
 REFUSALS: tuple[type[CatalogError], ...] = (

@@ -17,6 +17,7 @@ from litestar import Request, Response, post
 from litestar.params import FromPath, JSONBody
 
 from api.as_of_prefix import split_prefix
+from api.auth.audited import audited, without_secrets
 from api.auth.principal import request_principal
 from api.auth.rules import in_handler, requires
 from api.catalog.wire import Wire
@@ -105,6 +106,18 @@ async def sign_tabular_request(
 async def _sign(
     request: Request[Any, Any, Any], target: _Target, data: RemoteSignRequest
 ) -> Response[RemoteSignResult]:
+    # Recorded in the access log: every refusal, and with `audit_reads` every signature (the S3 method and URL).
+    async with audited(request, method=data.method, path=without_secrets(data.uri)) as note:
+        result, table_id, privilege = await _signed(request, target, data)
+        note.reason = f"signed: {privilege} on table {table_id}"
+    # Never cached by the client: Iceberg Java would reuse a signature for another Range of the same object.
+    return Response(result, headers={"Cache-Control": "no-cache"})
+
+
+async def _signed(
+    request: Request[Any, Any, Any], target: _Target, data: RemoteSignRequest
+) -> tuple[RemoteSignResult, uuid.UUID, str]:
+    """The signed request, the table it acts on and the privilege that allowed it. Raises: ForbiddenError."""
     if data.provider not in (None, "s3"):
         raise ForbiddenError(f"Only S3 requests are signed, not {data.provider!r}")
     app = services(request.app.state)
@@ -122,8 +135,7 @@ async def _sign(
         raise ForbiddenError("The warehouse has no storage credential to sign with")
     body = data.body if scope.privilege == "modify" and data.method.upper() == "POST" and not scope.listing else None
     headers = sign_request(credential, profile.region, data.method, data.uri, data.headers, body)
-    # Never cached by the client: Iceberg Java would reuse a signature for another Range of the same object.
-    return Response(RemoteSignResult(uri=data.uri, headers=headers), headers={"Cache-Control": "no-cache"})
+    return RemoteSignResult(uri=data.uri, headers=headers), table.id, scope.privilege
 
 
 async def _resolve(

@@ -179,8 +179,11 @@ def as_of(
         _print_as_of(state)
 
 
-async def _export(settings: Settings, warehouse: str, namespace: str, table: str) -> ExportResult:
-    from api.cli.audit_export import export_events  # noqa: PLC0415 - the CLI imports lazily (fast --help)
+async def _export(
+    settings: Settings, warehouse: str, namespace: str, table: str, *, access_log: bool = False
+) -> ExportResult:
+    from api.cli.access_log_export import export_access_log  # noqa: PLC0415 - the CLI imports lazily (fast --help)
+    from api.cli.audit_export import export_events  # noqa: PLC0415
     from api.container import open_services  # noqa: PLC0415
     from api.runtime.database import bootstrap, migrate  # noqa: PLC0415
     from catalog_es.identifiers import Namespace  # noqa: PLC0415
@@ -191,7 +194,8 @@ async def _export(settings: Settings, warehouse: str, namespace: str, table: str
     if settings.pg_dsn is None:  # embedded mode promises the default warehouse, served or not
         await bootstrap(dsn, settings)
     async with open_services(settings, dsn, pool_size=(1, 4)) as services, services.pool.connection() as conn:
-        return await export_events(
+        exporter = export_access_log if access_log else export_events
+        return await exporter(
             services.ctx,
             conn,
             warehouse=warehouse,
@@ -227,6 +231,33 @@ def export(
         )
     else:
         typer.echo(f"{result.table} is up to date (position {result.to_position})")
+
+
+@audit_cli.command("export-access-log")
+def export_access_log(
+    data_dir: DataDir = None,
+    warehouse: Annotated[str, typer.Option(help="Warehouse of this catalog to write to")] = "demo",
+    namespace: Annotated[str, typer.Option(help="Namespace (dotted), created if missing")] = "audit",
+    table: Annotated[str, typer.Option(help="Table name, created if missing")] = "access_log",
+    as_json: Json = False,
+) -> None:
+    """Append the access-log records not exported yet (refusals, audited reads) to an Iceberg table of this catalog."""
+    import msgspec  # noqa: PLC0415 - the CLI imports lazily (fast --help)
+
+    from catalog_es.errors import CatalogError  # noqa: PLC0415
+
+    try:
+        result = asyncio.run(_export(cli_settings(data_dir), warehouse, namespace, table, access_log=True))
+    except CatalogError as exc:
+        fail(str(exc))
+    if as_json:
+        typer.echo(msgspec.json.encode(result).decode())
+    elif result.exported:
+        typer.echo(
+            f"exported {result.exported} records (ids {result.from_position}..{result.to_position}) to {result.table}"
+        )
+    else:
+        typer.echo(f"{result.table} is up to date (record {result.to_position})")
 
 
 audit_cli.command("access")(access)

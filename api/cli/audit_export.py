@@ -22,6 +22,7 @@ from pyiceberg.table.metadata import TableMetadataUtil
 from catalog_es.errors import NoSuchWarehouseError
 from catalog_es.events import TableCommitted
 from catalog_es.identifiers import NIL_PROJECT_ID, Namespace
+from catalog_es.state import WarehouseRow
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import EventMetadata, RecordedEvent, read_events
 from commands.commit_table import CommitTable, handle_commit_table
@@ -109,6 +110,75 @@ class _CommandCommitter:
         """Metadata files stay: the log refers to every one of them."""
 
 
+class ExportTarget(msgspec.Struct, frozen=True):
+    """The table an export appends to: its warehouse, id, metadata and where that metadata lives."""
+
+    warehouse: WarehouseRow
+    table_id: uuid.UUID
+    metadata: dict[str, Any]
+    location: str | None
+
+    def exported(self, key: str) -> int:
+        """The position (or record id) the previous run exported up to, kept as a table property."""
+        return int(self.metadata.get("properties", {}).get(key, "0"))
+
+
+async def export_target(
+    ctx: CommandContext,
+    conn: Connection,
+    *,
+    warehouse: str,
+    namespace: Namespace,
+    table: str,
+    schema: dict[str, Any],
+    key: str,
+    meta: EventMetadata,
+) -> tuple[ExportTarget, bool]:
+    """`warehouse.namespace.table`, created (with property `key` at 0) if needed; and whether it already existed.
+
+    Raises:
+        NoSuchWarehouseError: no warehouse by that name in the default project.
+    """
+    read_model = CatalogReadModel()
+    row = await read_model.warehouse_by_name(conn, NIL_PROJECT_ID, warehouse)
+    if row is None:
+        raise NoSuchWarehouseError(f"Warehouse {warehouse!r} does not exist")
+    if await read_model.namespace(conn, row.id, namespace) is None:
+        await handle_create_namespace(CreateNamespace(row.id, namespace, {}, meta), ctx)
+    existing = await read_model.table(conn, row.id, namespace, table)
+    if existing is not None:
+        return ExportTarget(row, existing.id, existing.metadata, existing.metadata_location), True
+    created = await handle_create_table(CreateTable(row.id, namespace, table, schema, meta, properties={key: "0"}), ctx)
+    table_id = uuid.UUID(str(created.metadata["table-uuid"]))
+    return ExportTarget(row, table_id, created.metadata, created.metadata_location), False
+
+
+async def append_export(
+    ctx: CommandContext,
+    target: ExportTarget,
+    identifier: tuple[str, ...],
+    rows: pa.Table,
+    progress: dict[str, str],
+    meta: EventMetadata,
+) -> ExportTarget:
+    """Append `rows` and set the `progress` properties in one commit, through the catalog's own command handler.
+
+    Returns the target as committed (the next append builds on it)."""
+    assert target.location is not None
+    # The warehouse's own IO (its credential, never an ambient one); the location checked to be on its storage.
+    io = await asyncio.to_thread((await ctx.storage(target.warehouse)).file_io, target.location)
+    iceberg = Table(
+        identifier=identifier,
+        metadata=TableMetadataUtil.parse_obj(target.metadata),
+        metadata_location=target.location,
+        io=io,
+        catalog=cast(Catalog, _CommandCommitter(ctx, target.warehouse.id, asyncio.get_running_loop(), meta)),
+    )
+    await asyncio.to_thread(_append, iceberg, rows, progress)
+    metadata = json.loads(iceberg.metadata.model_dump_json())
+    return msgspec.structs.replace(target, metadata=metadata, location=iceberg.metadata_location)
+
+
 async def export_events(
     ctx: CommandContext, conn: Connection, *, warehouse: str, namespace: Namespace, table: str, meta: EventMetadata
 ) -> ExportResult:
@@ -118,46 +188,33 @@ async def export_events(
         NoSuchWarehouseError: no warehouse by that name in the default project.
         CommitFailedError: another export committed meanwhile.
     """
-    read_model = CatalogReadModel()
-    row = await read_model.warehouse_by_name(conn, NIL_PROJECT_ID, warehouse)
-    if row is None:
-        raise NoSuchWarehouseError(f"Warehouse {warehouse!r} does not exist")
-    if await read_model.namespace(conn, row.id, namespace) is None:
-        await handle_create_namespace(CreateNamespace(row.id, namespace, {}, meta), ctx)
-    existing = await read_model.table(conn, row.id, namespace, table)
-    if existing is None:
-        properties = {EXPORTED_POSITION: "0"}
-        created = await handle_create_table(
-            CreateTable(row.id, namespace, table, SCHEMA, meta, properties=properties), ctx
-        )
-        metadata, location = created.metadata, created.metadata_location
-    else:
-        metadata, location = existing.metadata, existing.metadata_location
-    after = int(metadata.get("properties", {}).get(EXPORTED_POSITION, "0"))
+    target, existed = await export_target(
+        ctx,
+        conn,
+        warehouse=warehouse,
+        namespace=namespace,
+        table=table,
+        schema=SCHEMA,
+        key=EXPORTED_POSITION,
+        meta=meta,
+    )
+    after = target.exported(EXPORTED_POSITION)
     events = await read_events(conn, after=after)
     name = f"{warehouse}.{namespace}.{table}"
-    own_stream = f"table-{existing.id}" if existing is not None else None
+    own_stream = f"table-{target.table_id}" if existed else None
     if all(event.stream_id == own_stream and event.type == TableCommitted.type_name for event in events):
         # Only the previous export's own commit is new: exporting it would commit again, and every run
         # would find one new event of its own making. It is exported with the next real change.
         return ExportResult(table=name, exported=0, from_position=after, to_position=after)
-    if location is None:
+    if target.location is None:
         return ExportResult(table=name, exported=0, from_position=after, to_position=after)
     head = events[-1].position
-    # The warehouse's own IO (its credential, never an ambient one); the location checked to be on its storage.
-    io = await asyncio.to_thread((await ctx.storage(row)).file_io, location)
-    iceberg = Table(
-        identifier=(*namespace.parts, table),
-        metadata=TableMetadataUtil.parse_obj(metadata),
-        metadata_location=location,
-        io=io,
-        catalog=cast(Catalog, _CommandCommitter(ctx, row.id, asyncio.get_running_loop(), meta)),
-    )
-    await asyncio.to_thread(_append, iceberg, event_rows(events), head)
+    identifier = (*namespace.parts, table)
+    await append_export(ctx, target, identifier, event_rows(events), {EXPORTED_POSITION: str(head)}, meta)
     return ExportResult(table=name, exported=len(events), from_position=after + 1, to_position=head)
 
 
-def _append(table: Table, rows: pa.Table, head: int) -> None:
+def _append(table: Table, rows: pa.Table, progress: dict[str, str]) -> None:
     with table.transaction() as tx:
         tx.append(rows)
-        tx.set_properties({EXPORTED_POSITION: str(head)})
+        tx.set_properties(progress)

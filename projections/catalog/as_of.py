@@ -2,11 +2,13 @@
 
 A snapshot keeps names and the position of each table's and view's latest metadata event, never the metadata
 itself (read from the log on load), so its size grows with the number of objects, not with their metadata.
+A later position starts from the nearest cached earlier snapshot and replays only the events in between.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -76,9 +78,21 @@ class Snapshot:
             objects[key] = _Tabular(entity_id, uuid.UUID(data["warehouse_id"]), key[0], data["name"], metadata_position)
             self.where[entity_id] = key
         elif action == "committed" and entity_id in self.where:
-            objects[self.where[entity_id]].metadata_position = position
+            # Replaced, never changed in place: a copy of this snapshot shares its entries.
+            key = self.where[entity_id]
+            objects[key] = dataclasses.replace(objects[key], metadata_position=position)
         elif action == "dropped" and entity_id in self.where:
             objects.pop(self.where.pop(entity_id), None)
+
+    def advanced_to(self, position: int) -> Snapshot:
+        """A copy to replay further events into (the entries are shared: both only ever replace them)."""
+        return Snapshot(
+            position,
+            dict(self.namespaces),
+            dict(self.namespace_ids),
+            {kind: dict(objects) for kind, objects in self.tabulars.items()},
+            dict(self.where),
+        )
 
     def _namespace(self, namespace_id: uuid.UUID, action: str, data: dict[str, Any]) -> None:
         if action == "created":
@@ -101,8 +115,9 @@ class FuturePositionError(BadRequestError):
     """An as-of position past the log's end would change as the log grows."""
 
 
-async def replay(conn: Connection, position: int) -> Snapshot:
-    """Names and placements after every event up to `position`, read in batches without the metadata.
+async def replay(conn: Connection, position: int, base: Snapshot | None = None) -> Snapshot:
+    """Names and placements after every event up to `position`, read in batches without the metadata; from `base`
+    (a snapshot at an earlier position, left unchanged) only the events after it.
 
     Raises: FuturePositionError when the log has not reached `position` yet.
     """
@@ -110,7 +125,10 @@ async def replay(conn: Connection, position: int) -> Snapshot:
     head = await cursor.fetchone()
     if head is None or position > int(head[0]):
         raise FuturePositionError(f"The log has not reached position {position} yet")
-    snapshot, after = Snapshot(position), 0
+    if base is not None and base.position > position:
+        raise ValueError(f"A snapshot at {base.position} cannot be replayed back to {position}")
+    snapshot = base.advanced_to(position) if base is not None else Snapshot(position)
+    after = base.position if base is not None else 0
     while True:
         cursor = await conn.execute(_REPLAY, (after, position, _TYPES, _BATCH))
         rows = await cursor.fetchall()
@@ -123,7 +141,10 @@ async def replay(conn: Connection, position: int) -> Snapshot:
 
 
 class AsOfCache:
-    """The most recently used snapshots, at most `size` of them (each replayed once, concurrent askers wait)."""
+    """The most recently used snapshots, at most `size` of them (each replayed once, concurrent askers wait).
+
+    A new position is replayed from the latest cached snapshot before it, so stepping forward through the past
+    (N, then N+k) reads only the k events in between."""
 
     def __init__(self, size: int) -> None:
         self._size = size
@@ -135,7 +156,9 @@ class AsOfCache:
             if position in self._snapshots:
                 self._snapshots.move_to_end(position)
                 return self._snapshots[position]
-            snapshot = await replay(conn, position)
+            earlier = [cached for cached in self._snapshots if cached < position]
+            base = self._snapshots[max(earlier)] if earlier else None
+            snapshot = await replay(conn, position, base)
             self._snapshots[position] = snapshot
             while len(self._snapshots) > self._size:
                 self._snapshots.popitem(last=False)

@@ -36,10 +36,12 @@ def signing(
     pg_dsn: str, tmp_path: Any, idp: OpenIdProvider, iam_s3: IamS3
 ) -> Iterator[tuple[RunningCatalog, str, str]]:
     """A builtin-authz catalog with an S3 warehouse `signed` (remote signing on, keys kept by the catalog);
-    alice may create and modify in it, bob may only read. Yields (catalog, warehouse id, bucket)."""
-    running = bootstrapped(
-        catalog_server(pg_dsn, tmp_path, idp, "builtin", CATALOG_ES__SECRETS_KEY=_secrets_key()), idp
+    alice may create and modify in it, bob may only read; allowed reads are audited. Yields (catalog, warehouse id,
+    bucket)."""
+    server = catalog_server(
+        pg_dsn, tmp_path, idp, "builtin", CATALOG_ES__SECRETS_KEY=_secrets_key(), CATALOG_ES__AUDIT_READS="true"
     )
+    running = bootstrapped(server, idp)
     bucket = f"signed-{uuid.uuid4().hex[:12]}"
     iam_s3.client().create_bucket(Bucket=bucket)
     profile = {
@@ -188,3 +190,36 @@ def test_keyless_pyiceberg_writes_and_reads_through_remote_signing_and_refusals_
     with pytest.raises(SignError, match="403"):
         bob.load_table("sales.orders").append(ROWS)
     assert alice.load_table("sales.orders").scan().to_arrow().num_rows == 3
+
+
+def test_sign_requests_are_in_the_access_log_without_query_strings_or_headers(
+    signing: tuple[RunningCatalog, str, str], idp: OpenIdProvider, iam_s3: IamS3
+) -> None:
+    running, warehouse_id, bucket = signing
+    alice = _keyless_pyiceberg(running, idp, "alice")
+    alice.create_namespace("audit")
+    table = alice.create_table("audit.signed", schema=ROWS.schema)
+    route = f"v1/{warehouse_id}/namespaces/audit/tables/signed/sign"
+    key_uri = f"{iam_s3.endpoint}/{bucket}/{table.location().removeprefix(f's3://{bucket}/')}/data/f.parquet"
+    secret_query = "?X-Amz-Credential=SECRETQUERY&X-Amz-Security-Token=SECRETTOKEN"
+    bob_http = _rest(running, idp, "bob")
+    body = {"region": REGION, "method": "GET", "uri": key_uri + secret_query, "headers": {"x-amz-tag": ["SECRETHDR"]}}
+    assert bob_http.post(route, json=body, headers={"x-request-id": "sign-read"}).status_code == 200
+    refused = bob_http.post(route, json={**body, "method": "PUT"}, headers={"x-request-id": "sign-write"})
+    assert refused.status_code == 403
+    alien = bob_http.post("v1/aws/s3/sign", json={**body, "uri": f"{iam_s3.endpoint}/elsewhere/k"})
+    assert alien.status_code == 403
+
+    admin = _management(running, idp, "admin")
+    entries = admin.get("/access-log", params={"actor": "oidc~bob"}).json()["entries"]
+    signs = [e for e in entries if e["operation"].startswith("sign_")]
+    summary = [(e["request-id"], e["decision"], e["status"], e["method"], e["path"], e["operation"]) for e in signs]
+    assert summary[:2] == [
+        ("sign-read", "allowed", 200, "GET", key_uri, "sign_table_request"),
+        ("sign-write", "denied", 403, "PUT", key_uri, "sign_table_request"),
+    ]
+    assert summary[2][1:] == ("denied", 403, "GET", f"{iam_s3.endpoint}/elsewhere/k", "sign_any_request")
+    assert f"select on table {table.metadata.table_uuid}" in signs[0]["reason"]
+    assert "write" in signs[1]["reason"]
+    for secret in ("SECRETQUERY", "SECRETTOKEN", "SECRETHDR", iam_s3.secret_access_key):
+        assert secret not in str(entries)
