@@ -9,6 +9,7 @@ from litestar import Request, get
 from litestar.di import NamedDependency
 from litestar.params import FromPath, HeaderParameter
 
+from api.auth.audited import audited
 from api.auth.principal import request_principal
 from api.auth.rules import requires
 from api.catalog.rules import on_tabular
@@ -134,15 +135,18 @@ async def load_credentials(
         NoSuchTableError: the table does not exist (or is hidden from the caller).
         StorageAccessError: STS refused or could not be reached.
     """
-    ident = parse_namespace(namespace)
-    profile = decode_profile(req.warehouse.storage_profile)
-    sts = profile if isinstance(profile, S3Profile) and profile.sts_enabled else None
-    async with req.ctx.store.connection() as conn:  # released before the STS call
-        row = await req.read_model.table(conn, req.warehouse.id, ident, decode_name(table))
-        if row is None:
-            raise NoSuchTableError(f"Table does not exist: {ident}.{table}")
-        target = await vending_target(req, request, conn, row, sts)
-    if target is None or target.level is None:
-        return LoadCredentialsResponse(storage_credentials=[])
-    keys = _keys(await _vend(req, request, target), credentials_path(request))
-    return LoadCredentialsResponse(storage_credentials=[StorageCredential(prefix=target.location, config=keys)])
+    async with audited(request) as note:  # a credentials read is audited like loadTable (CATALOG_ES__AUDIT_READS)
+        ident = parse_namespace(namespace)
+        profile = decode_profile(req.warehouse.storage_profile)
+        sts = profile if isinstance(profile, S3Profile) and profile.sts_enabled else None
+        async with req.ctx.store.connection() as conn:  # released before the STS call
+            row = await req.read_model.table(conn, req.warehouse.id, ident, decode_name(table))
+            if row is None:
+                raise NoSuchTableError(f"Table does not exist: {ident}.{table}")
+            target = await vending_target(req, request, conn, row, sts)
+        if target is None or target.level is None:
+            note.reason = "no credentials: STS off or no data access"
+            return LoadCredentialsResponse(storage_credentials=[])
+        keys = _keys(await _vend(req, request, target), credentials_path(request))
+        note.reason = f"vended: {target.level} on table {row.id}"
+        return LoadCredentialsResponse(storage_credentials=[StorageCredential(prefix=target.location, config=keys)])
