@@ -12,6 +12,7 @@ from projections.catalog.migrations import READ_MODEL_MIGRATIONS
 from projections.catalog.projector import READ_MODEL_TABLES, project_catalog
 from projections.checkpoints import CHECKPOINT_MIGRATIONS, ProjectorStatus, projector_status
 from projections.permissions.projector import PERMISSION_MIGRATIONS, PERMISSION_TABLES, project_permissions
+from projections.protection import PROTECTION_MIGRATIONS, PROTECTION_TABLES, project_protection
 from projections.search import SEARCH_MIGRATIONS, SEARCH_TABLES, project_search
 from projections.statistics import STATISTICS_MIGRATIONS, STATISTICS_TABLES, project_statistics
 
@@ -35,13 +36,20 @@ CATALOG = Projection("catalog", READ_MODEL_TABLES, READ_MODEL_MIGRATIONS, projec
 STATISTICS = Projection("catalog_statistics", STATISTICS_TABLES, STATISTICS_MIGRATIONS, project_statistics)
 SEARCH = Projection("tabular_search", SEARCH_TABLES, SEARCH_MIGRATIONS, project_search)
 PERMISSIONS = Projection("permissions", PERMISSION_TABLES, PERMISSION_MIGRATIONS, project_permissions, inline=True)
+PROTECTION = Projection("protection", PROTECTION_TABLES, PROTECTION_MIGRATIONS, project_protection, inline=True)
 
-PROJECTIONS = (CATALOG, STATISTICS, SEARCH, PERMISSIONS)
+PROJECTIONS = (CATALOG, STATISTICS, SEARCH, PERMISSIONS, PROTECTION)
 PROCESS_PROJECTIONS = tuple(p for p in PROJECTIONS if not p.inline)
 # What every event store on the write path applies in its append transaction, in this order.
 INLINE_PROJECTORS = tuple(p.apply for p in PROJECTIONS if p.inline)
 # The inline read models' steps are applied with the event store's; these come after them.
-PROJECTOR_MIGRATIONS = (*CHECKPOINT_MIGRATIONS, *STATISTICS_MIGRATIONS, *SEARCH_MIGRATIONS, *PERMISSION_MIGRATIONS)
+PROJECTOR_MIGRATIONS = (
+    *CHECKPOINT_MIGRATIONS,
+    *STATISTICS_MIGRATIONS,
+    *SEARCH_MIGRATIONS,
+    *PERMISSION_MIGRATIONS,
+    *PROTECTION_MIGRATIONS,
+)
 
 
 def projection(name: str) -> Projection:

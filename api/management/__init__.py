@@ -9,6 +9,7 @@ from api.management.access_log import access_log
 from api.management.audit import AuditController
 from api.management.permissions import PermissionsController
 from api.management.projects import PROJECT_ROUTES
+from api.management.protection import ProtectionController
 from api.management.roles import RolesController
 from api.management.search import search_warehouse
 from api.management.server import bootstrap, server_info
@@ -28,6 +29,7 @@ def management_router() -> Router:
             *PROJECT_ROUTES,
             WarehousesController,
             search_warehouse,
+            ProtectionController,
             UsersController,
             whoami,
             RolesController,
