@@ -12,7 +12,9 @@ from api.management.projects import PROJECT_ROUTES
 from api.management.protection import ProtectionController
 from api.management.roles import RolesController
 from api.management.search import search_warehouse
+from api.management.search_tabular import search_tabular
 from api.management.server import bootstrap, server_info
+from api.management.statistics import get_warehouse_statistics
 from api.management.users import UsersController, whoami
 from api.management.warehouses import WarehousesController
 
@@ -29,6 +31,8 @@ def management_router() -> Router:
             *PROJECT_ROUTES,
             WarehousesController,
             search_warehouse,
+            search_tabular,
+            get_warehouse_statistics,
             ProtectionController,
             UsersController,
             whoami,
