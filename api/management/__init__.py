@@ -7,6 +7,7 @@ from litestar import Router
 from api.auth.rules import preflight, server_operator
 from api.management.access_log import access_log
 from api.management.audit import AuditController
+from api.management.endpoint_statistics import get_endpoint_statistics
 from api.management.permissions import PermissionsController
 from api.management.projects import PROJECT_ROUTES
 from api.management.protection import ProtectionController
@@ -33,6 +34,7 @@ def management_router() -> Router:
             search_warehouse,
             search_tabular,
             get_warehouse_statistics,
+            get_endpoint_statistics,
             ProtectionController,
             UsersController,
             whoami,

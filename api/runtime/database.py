@@ -10,6 +10,7 @@ from api.settings import Settings
 from catalog_es.errors import BadRequestError
 from catalog_es.store.access_log import ACCESS_LOG_MIGRATIONS
 from catalog_es.store.database import open_pool
+from catalog_es.store.endpoint_statistics import ENDPOINT_STATISTICS_MIGRATIONS
 from catalog_es.store.eventstore import EventMetadata
 from catalog_es.store.idempotency import IDEMPOTENCY_MIGRATIONS
 from catalog_es.store.metrics_reports import METRICS_MIGRATIONS
@@ -34,6 +35,7 @@ ALL_MIGRATIONS = (
     *ICEBERG_EVENTS_MIGRATIONS,
     *ACCESS_LOG_MIGRATIONS,
     *PROJECTOR_MIGRATIONS,
+    *ENDPOINT_STATISTICS_MIGRATIONS,
 )
 
 

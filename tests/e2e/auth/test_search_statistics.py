@@ -1,5 +1,5 @@
-"""Lakekeeper's `search-tabular` and warehouse `statistics` routes over their process projections, filtered by
-what the caller may see."""
+"""Lakekeeper's `search-tabular`, warehouse `statistics` (over their process projections) and `endpoint-statistics`
+routes, filtered by what the caller may see."""
 
 from __future__ import annotations
 
@@ -56,7 +56,20 @@ def _hits(response: httpx.Response) -> list[tuple[str, list[str], str]]:
     ]
 
 
-def test_search_tabular_and_statistics_show_only_what_the_caller_may_see(
+def _routes(response: httpx.Response) -> dict[tuple[str, int, str | None], int]:
+    """(route, status, warehouse name) -> calls, summed over the hours of the window."""
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert len(body["timestamps"]) == len(body["called-endpoints"])
+    counts: dict[tuple[str, int, str | None], int] = {}
+    for hour in body["called-endpoints"]:
+        for entry in hour:
+            key = (entry["http-route"], entry["status-code"], entry["warehouse-name"])
+            counts[key] = counts.get(key, 0) + entry["count"]
+    return counts
+
+
+def test_search_statistics_and_endpoint_statistics_show_only_what_the_caller_may_see(
     authz_catalog: RunningCatalog, idp: OpenIdProvider
 ):
     admin = _pyiceberg(authz_catalog, idp, "admin")
@@ -115,3 +128,37 @@ def test_search_tabular_and_statistics_show_only_what_the_caller_may_see(
     assert _hits(alice.post(search, json={"search": "orders"})) == [("table", ["sales"], "orders_archive")]
     # Counts cover the whole warehouse, hidden tables too: they need describe on all of it.
     assert_error(alice.get(f"/warehouse/{warehouse}/statistics"), 403, "ForbiddenException")
+
+    # Endpoint statistics: every call of the two APIs, by route, status and warehouse.
+    statistics = "/endpoint-statistics"
+    mine = _routes(management.post(statistics, json={"warehouse": {"type": "warehouse-id", "id": warehouse}}))
+    creates = "POST /catalog/v1/{prefix}/namespaces/{namespace}/tables"
+    assert mine[(creates, 200, "demo")] == 3
+    assert mine[("POST /management/v1/warehouse/{warehouse_id}/search-tabular", 200, "demo")] >= 4
+    assert mine[("POST /management/v1/warehouse/{warehouse_id}/search-tabular", 404, "demo")] == 1  # bob's
+    assert all(name == "demo" for _, _, name in mine)
+    unmapped = _routes(management.post(statistics, json={"warehouse": {"type": "unmapped"}}))
+    assert unmapped[("POST /management/v1/bootstrap", 204, None)] == 1
+    assert all(name is None for _, _, name in unmapped)
+    only_404 = _routes(management.post(statistics, json={"warehouse": {"type": "all"}, "status-codes": [404]}))
+    assert only_404
+    assert {status for _, status, _ in only_404} == {404}
+    window = {"type": "window", "end": "2000-01-01T00:00:00Z", "interval": "PT2H"}
+    past = management.post(statistics, json={"warehouse": {"type": "all"}, "range-specifier": window})
+    assert _routes(past) == {}
+    later = {"type": "page-token", "token": past.json()["next-page-token"]}
+    assert _routes(management.post(statistics, json={"warehouse": {"type": "all"}, "range-specifier": later})) == {}
+    for bad in (
+        {"type": "window", "end": "2000-01-01T00:00:00Z", "interval": "P1M"},
+        {"type": "page-token", "token": "@"},
+    ):
+        response = management.post(statistics, json={"warehouse": {"type": "all"}, "range-specifier": bad})
+        assert_error(response, 400, "BadRequestException")
+    assert_error(management.post(statistics, json={"warehouse": {"type": "every"}}), 400, "BadRequestException")
+
+    # alice sees one table but cannot describe the warehouse nor the project: none of their calls.
+    assert _routes(alice.post(statistics, json={"warehouse": {"type": "all"}})) == {}
+    target = {"warehouse": {"type": "warehouse-id", "id": warehouse}}
+    assert_error(alice.post(statistics, json=target), 403, "ForbiddenException")
+    assert_error(bob.post(statistics, json=target), 404, "NoSuchProjectException")  # he sees nothing of it
+    assert_error(alice.post(statistics, json={"warehouse": {"type": "unmapped"}}), 403, "ForbiddenException")
