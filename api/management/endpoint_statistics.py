@@ -8,6 +8,7 @@ import binascii
 import re
 import uuid
 from datetime import UTC, datetime, timedelta
+from typing import Annotated
 
 import msgspec
 from litestar import post
@@ -53,7 +54,7 @@ class PageToken(msgspec.Struct, tag_field="type", tag="page-token", forbid_unkno
 
 class GetEndpointStatisticsRequest(msgspec.Struct, rename="kebab", forbid_unknown_fields=True):
     warehouse: ForWarehouse | Unmapped | AllWarehouses
-    status_codes: list[int] | None = None
+    status_codes: list[Annotated[int, msgspec.Meta(ge=0, le=999)]] | None = None
     range_specifier: Window | PageToken | None = None
 
 
@@ -172,9 +173,17 @@ async def get_endpoint_statistics(
     statistics: EndpointStatistics = state.endpoint_statistics
     await statistics.flush(services(state).pool)
     end, interval = _window(data.range_specifier, req.ctx.clock.now())
+    try:
+        start, previous_token, next_token = (
+            end - interval,
+            _token(end - interval, interval),
+            _token(end + interval, interval),
+        )
+    except OverflowError:
+        raise BadRequestError("The window reaches past the years a timestamp can hold") from None
     warehouses, unmapped = await _scope(conn, services(state).authorizer, req, data.warehouse)
     rows = await read_counts(
-        conn, req.project_id, end - interval, end, warehouses, unmapped=unmapped, statuses=data.status_codes
+        conn, req.project_id, start, end, warehouses, unmapped=unmapped, statuses=data.status_codes
     )
     hours: dict[datetime, list[EndpointStatistic]] = {}
     for row in rows:
@@ -182,6 +191,6 @@ async def get_endpoint_statistics(
     return EndpointStatisticsResponse(
         timestamps=list(hours),
         called_endpoints=list(hours.values()),
-        previous_page_token=_token(end - interval, interval),
-        next_page_token=_token(end + interval, interval),
+        previous_page_token=previous_token,
+        next_page_token=next_token,
     )
