@@ -1,11 +1,12 @@
-"""Lakekeeper's `GET /management/v1/warehouse/{id}/statistics`: table and view counts per hour, newest first."""
+"""Lakekeeper's `GET /management/v1/warehouse/{id}/statistics?page_token=&page_size=`: table and view counts per hour,
+newest first."""
 
 from __future__ import annotations
 
 import base64
 import binascii
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Annotated
 
 import msgspec
@@ -20,10 +21,11 @@ from catalog_es.store.database import Connection
 from projections.statistics import warehouse_statistics
 
 MAX_PAGE = 1000
+HOUR = timedelta(hours=1)
 
 
 class WarehouseStatistics(msgspec.Struct, rename="kebab", frozen=True):
-    timestamp: datetime  # the hour the counts stand for (they are valid until its end)
+    timestamp: datetime  # the end of the hour the counts stand for: they are valid until then (Lakekeeper's)
     number_of_tables: int
     number_of_views: int
     updated_at: datetime
@@ -53,8 +55,8 @@ def _before(token: str | None) -> datetime | None:
 async def get_warehouse_statistics(
     conn: NamedDependency[Connection],
     warehouse_id: FromPath[uuid.UUID],
-    page_token: Annotated[str | None, QueryParameter(name="page-token", max_length=200)] = None,
-    page_size: Annotated[int, QueryParameter(name="page-size", ge=1, le=MAX_PAGE)] = 100,
+    page_token: Annotated[str | None, QueryParameter(max_length=200)] = None,
+    page_size: Annotated[int, QueryParameter(ge=1, le=MAX_PAGE)] = 100,
 ) -> WarehouseStatisticsResponse:
     """Counts over the whole warehouse, so reading them needs describe on all of it.
 
@@ -67,6 +69,6 @@ async def get_warehouse_statistics(
     page = rows[:page_size]
     return WarehouseStatisticsResponse(
         warehouse_ident=warehouse_id,
-        stats=[WarehouseStatistics(row.hour, row.tables, row.views, row.updated_at) for row in page],
+        stats=[WarehouseStatistics(row.hour + HOUR, row.tables, row.views, row.updated_at) for row in page],
         next_page_token=_token(page[-1].hour) if len(rows) > page_size else None,
     )

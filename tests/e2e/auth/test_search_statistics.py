@@ -109,9 +109,11 @@ def test_search_statistics_and_endpoint_statistics_show_only_what_the_caller_may
     assert body["next-page-token"] is None
     newest = body["stats"][0]
     assert (newest["number-of-tables"], newest["number-of-views"]) == (3, 0)
-    assert newest["timestamp"] <= newest["updated-at"]
+    assert newest["updated-at"] < newest["timestamp"]  # the end of the hour of the last change
+    one = management.get(f"/warehouse/{warehouse}/statistics", params={"page_size": 1})
+    assert one.json()["stats"] == [newest]
     assert_error(
-        management.get(f"/warehouse/{warehouse}/statistics", params={"page-token": "@@"}), 400, "BadRequestException"
+        management.get(f"/warehouse/{warehouse}/statistics", params={"page_token": "@@"}), 400, "BadRequestException"
     )
 
     for client in ("alice", "bob"):  # their first /config call provisions them
