@@ -21,6 +21,7 @@ from projections.catalog.as_of import AsOfCache
 from projections.catalog.queries import CatalogReadModel
 from projections.catalog.warehouse_cache import WarehouseCache
 from projections.permissions.queries import AccessReadModel
+from projections.protection import ProtectionReadModel
 from projections.registry import INLINE_PROJECTORS
 from projections.relay.metrics import RelayMetrics
 
@@ -92,6 +93,7 @@ async def open_services(
             clock=clock,
             ids=ids,
             access=AccessReadModel(),
+            protections=ProtectionReadModel(),
             secrets=secrets,
             warehouses=warehouses,
             endpoints=settings.endpoint_policy,

@@ -38,6 +38,7 @@ _DOMAIN: dict[type[errors.CatalogError], tuple[int, str]] = {
     errors.NoSuchRoleError: (404, "NoSuchRoleException"),
     errors.NoSuchProjectError: (404, "NoSuchProjectException"),
     errors.NotEmptyError: (409, "NotEmptyException"),
+    errors.ProtectedError: (409, "ProtectedException"),
     errors.AlreadyBootstrappedError: (409, "CatalogAlreadyBootstrapped"),
     errors.NoSuchPolicyError: (404, "NoSuchPolicyException"),
     errors.NoSuchTaskError: (404, "NoSuchTaskException"),

@@ -67,6 +67,10 @@ class NotEmptyError(CatalogError):
     """A project or warehouse still holds warehouses, namespaces or tables."""
 
 
+class ProtectedError(CatalogError):
+    """The object (or something inside it) is protected from being dropped; `force` by someone allowed overrides."""
+
+
 class AlreadyBootstrappedError(CatalogError):
     """Bootstrap runs once per server."""
 

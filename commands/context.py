@@ -15,6 +15,7 @@ from catalog_es.errors import BadRequestError, NoSuchNamespaceError, NoSuchWareh
 from catalog_es.identifiers import Namespace
 from catalog_es.metadata.commit_cache import ParsedMetadataCache
 from catalog_es.metadata.rebase import RebaseMode
+from catalog_es.protection import ProtectionState
 from catalog_es.state import AccessState, CatalogState, NamespaceRow, WarehouseLookup, WarehouseRow
 from catalog_es.storage.file_roots import FileStorageRoots
 from catalog_es.storage.files import WarehouseStorage
@@ -34,6 +35,7 @@ class CommandContext:
     clock: Clock
     ids: IdSource
     access: AccessState  # the permissions read model, for the access commands' own reads
+    protections: ProtectionState  # what may not be dropped (read in the drop's own transaction)
     secrets: SecretStore | None = None
     # The edge's warehouse cache: a command then reads the row the request resolved, without a pool checkout.
     # None (the CLI, most tests): every lookup reads the read model.

@@ -19,6 +19,7 @@ from catalog_es.locations import require_inside_warehouse
 from catalog_es.storage.layout import namespace_location
 from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext
+from commands.protection import require_unprotected_namespace
 
 
 class CreateNamespace(msgspec.Struct, frozen=True):
@@ -47,6 +48,7 @@ class DropNamespace(msgspec.Struct, frozen=True):
     warehouse_id: uuid.UUID
     namespace: Namespace
     metadata: EventMetadata
+    force: bool = False  # overrides protection of the namespace and of anything below it
 
 
 def _validate(namespace: Namespace) -> None:
@@ -140,9 +142,11 @@ async def handle_drop_namespace(cmd: DropNamespace, ctx: CommandContext) -> None
     Raises:
         NoSuchNamespaceError: it does not exist.
         NamespaceNotEmptyError: it still holds tables or child namespaces.
+        ProtectedError: it (or anything below it) is protected and the drop is not forced.
     """
     async with ctx.store.transaction(cmd.metadata) as tx:
         row = await ctx.existing_namespace(tx.conn, cmd.warehouse_id, cmd.namespace)
+        await require_unprotected_namespace(ctx, tx.conn, cmd.warehouse_id, cmd.namespace, force=cmd.force)
         if not await ctx.state.namespace_is_empty(tx.conn, row):
             raise NamespaceNotEmptyError(f"Namespace is not empty: {cmd.namespace}")
         event = NamespaceDropped(namespace_id=row.id, warehouse_id=row.warehouse_id)

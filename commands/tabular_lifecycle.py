@@ -15,6 +15,7 @@ from catalog_es.storage.delete_profiles import purge_by_default
 from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext, off_loop
 from commands.name_conflicts import name_holder, rename_target_taken
+from commands.protection import require_unprotected_tabular
 from commands.tabular_purge import purge_task
 from commands.tabulars import (
     TABLE,
@@ -34,6 +35,7 @@ class DropTable(msgspec.Struct, frozen=True):
     name: str
     purge_requested: bool | None  # None: the warehouse's delete profile decides
     metadata: EventMetadata
+    force: bool = False  # overrides protection (the API lets only the warehouse's modifiers force)
 
 
 class DropView(msgspec.Struct, frozen=True):
@@ -41,6 +43,7 @@ class DropView(msgspec.Struct, frozen=True):
     namespace: Namespace
     name: str
     metadata: EventMetadata
+    force: bool = False  # overrides protection
 
 
 class RenameTable(msgspec.Struct, frozen=True):
@@ -83,10 +86,11 @@ async def handle_drop_table(cmd: DropTable, ctx: CommandContext) -> None:
 
     Raises:
         NoSuchTableError: it does not exist.
+        ProtectedError: it is protected and the drop is not forced.
     """
     warehouse = await ctx.warehouse(cmd.warehouse_id)
     purge = purge_by_default(warehouse.delete_profile) if cmd.purge_requested is None else cmd.purge_requested
-    await _drop(TABLE, ctx, cmd.warehouse_id, cmd.namespace, cmd.name, cmd.metadata, purge=purge)
+    await _drop(TABLE, ctx, cmd.warehouse_id, cmd.namespace, cmd.name, cmd.metadata, purge=purge, force=cmd.force)
 
 
 async def handle_drop_view(cmd: DropView, ctx: CommandContext) -> None:
@@ -94,8 +98,9 @@ async def handle_drop_view(cmd: DropView, ctx: CommandContext) -> None:
 
     Raises:
         NoSuchViewError: it does not exist.
+        ProtectedError: it is protected and the drop is not forced.
     """
-    await _drop(VIEW, ctx, cmd.warehouse_id, cmd.namespace, cmd.name, cmd.metadata, purge=False)
+    await _drop(VIEW, ctx, cmd.warehouse_id, cmd.namespace, cmd.name, cmd.metadata, purge=False, force=cmd.force)
 
 
 async def _drop(
@@ -107,11 +112,13 @@ async def _drop(
     metadata: EventMetadata,
     *,
     purge: bool,
+    force: bool = False,
 ) -> TabularRow:
     async with ctx.store.transaction(metadata) as tx:
         row = await kind.row(ctx, tx.conn, warehouse_id, namespace, name)
         if row is None:
             raise kind.missing(namespace, name)
+        await require_unprotected_tabular(ctx, tx.conn, row.kind, row.id, f"{namespace}.{row.name}", force=force)
         await tx.append(kind.dropped(row, purge), expected_version=row.version)
         if purge and kind is TABLE:
             await schedule_task(tx, ctx, purge_task(warehouse_id, row))

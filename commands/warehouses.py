@@ -42,6 +42,7 @@ from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import EventMetadata, Transaction
 from commands.context import CommandContext, off_loop
 from commands.projects import existing_project, validate_display_name
+from commands.protection import require_unprotected_warehouse
 
 Json = dict[str, object]
 
@@ -260,10 +261,11 @@ async def handle_delete_warehouse(cmd: DeleteWarehouse, ctx: CommandContext) -> 
 
     Forced: every table, view and namespace is dropped by its own event first (files are kept),
     so consumers and projections see each of them go.
-    Raises: NotEmptyError.
+    Raises: NotEmptyError; ProtectedError when the warehouse is protected and the delete is not forced.
     """
     async with ctx.store.transaction(cmd.metadata) as tx:
         row = await _existing(tx, ctx, cmd.warehouse_id)
+        await require_unprotected_warehouse(ctx, tx.conn, row.id, row.name, force=cmd.force)
         contents = await ctx.state.warehouse_contents(tx.conn, row.id)
         if not contents.empty and not cmd.force:
             raise NotEmptyError(f"Warehouse {row.name!r} still has namespaces or tables; drop them or pass force=true")

@@ -16,6 +16,7 @@ from projections.checkpoints import CHECKPOINT_MIGRATIONS, ProjectorStatus, proj
 from projections.maintenance.health import HEALTH_MIGRATIONS, HEALTH_PROJECTION, HEALTH_TABLES, project_health
 from projections.maintenance.policies import POLICY_MIGRATIONS, POLICY_TABLES, project_policies
 from projections.permissions.projector import PERMISSION_MIGRATIONS, PERMISSION_TABLES, project_permissions
+from projections.protection import PROTECTION_MIGRATIONS, PROTECTION_TABLES, project_protection
 from projections.search import SEARCH_MIGRATIONS, SEARCH_TABLES, project_search
 from projections.statistics import STATISTICS_MIGRATIONS, STATISTICS_TABLES, project_statistics
 from projections.tasks import project_tasks
@@ -41,6 +42,7 @@ CATALOG = Projection("catalog", READ_MODEL_TABLES, READ_MODEL_MIGRATIONS, projec
 STATISTICS = Projection("catalog_statistics", STATISTICS_TABLES, STATISTICS_MIGRATIONS, project_statistics)
 SEARCH = Projection("tabular_search", SEARCH_TABLES, SEARCH_MIGRATIONS, project_search)
 PERMISSIONS = Projection("permissions", PERMISSION_TABLES, PERMISSION_MIGRATIONS, project_permissions, inline=True)
+PROTECTION = Projection("protection", PROTECTION_TABLES, PROTECTION_MIGRATIONS, project_protection, inline=True)
 LOG_CHAIN = Projection("log_chain", CHAIN_TABLES, CHAIN_MIGRATIONS, chain_events, rebuildable=False)
 
 TASKS = Projection("tasks", TASK_TABLES, TASK_QUEUE_MIGRATIONS, project_tasks, inline=True)
@@ -49,7 +51,17 @@ MAINTENANCE_POLICIES = Projection(
 )
 MAINTENANCE_HEALTH = Projection(HEALTH_PROJECTION, HEALTH_TABLES, HEALTH_MIGRATIONS, project_health)
 
-PROJECTIONS = (CATALOG, STATISTICS, SEARCH, PERMISSIONS, TASKS, MAINTENANCE_POLICIES, MAINTENANCE_HEALTH, LOG_CHAIN)
+PROJECTIONS = (
+    CATALOG,
+    STATISTICS,
+    SEARCH,
+    PERMISSIONS,
+    TASKS,
+    MAINTENANCE_POLICIES,
+    MAINTENANCE_HEALTH,
+    PROTECTION,
+    LOG_CHAIN,
+)
 PROCESS_PROJECTIONS = tuple(p for p in PROJECTIONS if not p.inline)
 # What every event store on the write path applies in its append transaction, in this order.
 INLINE_PROJECTORS = tuple(p.apply for p in PROJECTIONS if p.inline)
@@ -62,6 +74,7 @@ PROJECTOR_MIGRATIONS = (
     *CHAIN_MIGRATIONS,
     *POLICY_MIGRATIONS,
     *HEALTH_MIGRATIONS,
+    *PROTECTION_MIGRATIONS,
 )
 
 

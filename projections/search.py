@@ -126,11 +126,11 @@ class SearchHit(msgspec.Struct, frozen=True, rename="kebab"):
 # to tabulars on which (or on an ancestor of which) the principals hold a describe-implying grant.
 _SEARCH = """
 SELECT s.kind, s.id, s.namespace, s.namespace_id, s.name FROM tabular_search s
-WHERE s.warehouse_id = %(warehouse)s AND strpos(s.name_key, %(text)s) > 0
+WHERE s.warehouse_id = %(warehouse)s AND (strpos(s.name_key, %(text)s) > 0 OR s.id = %(id)s)
   AND (NOT %(filtered)s OR EXISTS (
     SELECT 1 FROM authz_objects o JOIN authz_grants g ON g.object_id = ANY(o.ancestors)
     WHERE o.id = s.id AND g.principal = ANY(%(principals)s) AND g.privilege = ANY(%(implying)s)))
-ORDER BY strpos(s.name_key, %(text)s) <> 1, s.name_key, s.namespace
+ORDER BY s.id IS DISTINCT FROM %(id)s, strpos(s.name_key, %(text)s) <> 1, s.name_key, s.namespace
 LIMIT %(limit)s"""
 
 
@@ -140,8 +140,10 @@ async def search_tabulars(
     text: str,
     limit: int,
     visible_to: Sequence[str] | None = None,
+    tabular_id: uuid.UUID | None = None,
 ) -> list[SearchHit]:
-    """Tables and views of the warehouse whose name contains `text` (case-insensitive).
+    """Tables and views of the warehouse whose name contains `text` (case-insensitive), or whose id is
+    `tabular_id` (that one first).
 
     `visible_to` is the caller's principals when the caller cannot describe the whole warehouse: only what
     they hold describe on (directly or inherited) is returned, as in the catalog's listings.
@@ -150,6 +152,7 @@ async def search_tabulars(
         "warehouse": warehouse_id,
         "text": name_key(text),
         "limit": limit,
+        "id": tabular_id,
         "filtered": visible_to is not None,
         "principals": list(visible_to or ()),
         "implying": list(IMPLIED_BY["describe"]),

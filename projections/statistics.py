@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from datetime import datetime
+
+import msgspec
 
 from catalog_es.events import (
     NamespaceCreated,
@@ -22,7 +25,7 @@ from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from catalog_es.store.migrations import Migration
 
-STATISTICS_TABLES = ("catalog_statistics",)
+STATISTICS_TABLES = ("catalog_statistics", "catalog_statistics_hourly")
 STATISTICS_MIGRATIONS = (
     Migration(
         "0502_catalog_statistics",
@@ -36,6 +39,19 @@ STATISTICS_MIGRATIONS = (
             events bigint NOT NULL DEFAULT 0,
             last_position bigint NOT NULL DEFAULT 0,
             last_change timestamptz
+        );
+        """,
+    ),
+    Migration(
+        "0504_catalog_statistics_hourly",
+        """
+        CREATE TABLE IF NOT EXISTS catalog_statistics_hourly (
+            warehouse_id uuid NOT NULL,
+            hour timestamptz NOT NULL,
+            tables bigint NOT NULL,
+            views bigint NOT NULL,
+            updated_at timestamptz NOT NULL,
+            PRIMARY KEY (warehouse_id, hour)
         );
         """,
     ),
@@ -65,18 +81,55 @@ _UPSERT = (
 )
 
 
+_HOURLY = (
+    "INSERT INTO catalog_statistics_hourly AS h (warehouse_id, hour, tables, views, updated_at)"
+    " SELECT warehouse_id, %s, tables, views, %s FROM catalog_statistics WHERE warehouse_id = %s"
+    " ON CONFLICT (warehouse_id, hour) DO UPDATE SET tables = excluded.tables, views = excluded.views,"
+    " updated_at = excluded.updated_at"
+)
+
+
 async def project_statistics(conn: Connection, events: Sequence[RecordedEvent]) -> None:
-    """Sum the batch per warehouse in memory, then one upsert per warehouse touched (events without one are skipped)."""
-    totals: dict[str, list[int]] = {}
-    last: dict[str, tuple[int, datetime]] = {}
+    """Sum the batch per warehouse and hour in memory, then per (warehouse, hour) in log order one upsert of the
+    totals and one of the hour's snapshot of them (events without a warehouse are skipped).
+
+    An hour's row holds the counts after its last event, stamped with that event's time (Lakekeeper's statistics:
+    a row per hour in which something changed, none for a quiet hour); replay writes the same rows.
+    """
+    totals: dict[tuple[str, datetime], list[int]] = {}
+    last: dict[tuple[str, datetime], tuple[int, datetime]] = {}
     for recorded in events:
         warehouse = recorded.data.get("warehouse_id")
         if warehouse is None:
             continue  # a project: not inside a warehouse
+        key = (str(warehouse), recorded.time.replace(minute=0, second=0, microsecond=0))
         delta = _DELTAS.get(type(recorded.decode()), (0, 0, 0, 0))
-        sums = totals.setdefault(str(warehouse), [0, 0, 0, 0, 0])
+        sums = totals.setdefault(key, [0, 0, 0, 0, 0])
         for index, value in enumerate((*delta, 1)):
             sums[index] += value
-        last[str(warehouse)] = (recorded.position, recorded.time)
-    for warehouse, sums in totals.items():
-        await conn.execute(_UPSERT, (warehouse, *sums, *last[warehouse]))
+        last[key] = (recorded.position, recorded.time)
+    for (warehouse, hour), sums in totals.items():
+        position, time = last[(warehouse, hour)]
+        await conn.execute(_UPSERT, (warehouse, *sums, position, time))
+        await conn.execute(_HOURLY, (hour, time, warehouse))
+
+
+class WarehouseStatistics(msgspec.Struct, frozen=True):
+    """Counts of one hour in which the warehouse changed, as they stood after its last change."""
+
+    hour: datetime
+    tables: int
+    views: int
+    updated_at: datetime
+
+
+async def warehouse_statistics(
+    conn: Connection, warehouse_id: uuid.UUID, before: datetime | None, limit: int
+) -> list[WarehouseStatistics]:
+    """The newest hours first; `before` (exclusive) continues a page."""
+    cursor = await conn.execute(
+        "SELECT hour, tables, views, updated_at FROM catalog_statistics_hourly WHERE warehouse_id = %s"
+        " AND (%s::timestamptz IS NULL OR hour < %s) ORDER BY hour DESC LIMIT %s",
+        (warehouse_id, before, before, limit),
+    )
+    return [WarehouseStatistics(*row) for row in await cursor.fetchall()]

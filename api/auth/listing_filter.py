@@ -55,9 +55,12 @@ class ListingAccess:
             conn, self.principal.user_id, relation, namespace_id, after, limit, self.principal.roles
         )
 
-    async def search(self, conn: Connection, warehouse_id: uuid.UUID, text: str, limit: int) -> list[SearchHit]:
-        """Tables and views of the warehouse named like `text`; filtered unless the caller sees the warehouse."""
+    async def search(
+        self, conn: Connection, warehouse_id: uuid.UUID, text: str, limit: int, tabular_id: uuid.UUID | None = None
+    ) -> list[SearchHit]:
+        """Tables and views of the warehouse named like `text` (or with that id); filtered unless the caller
+        sees the warehouse."""
         if await self.authz.sees_everything_in(conn, self.principal, warehouse_id):
-            return await search_tabulars(conn, warehouse_id, text, limit)
+            return await search_tabulars(conn, warehouse_id, text, limit, tabular_id=tabular_id)
         principals = await permissions_queries.user_principals(conn, self.principal.user_id, self.principal.roles)
-        return await search_tabulars(conn, warehouse_id, text, limit, visible_to=principals)
+        return await search_tabulars(conn, warehouse_id, text, limit, visible_to=principals, tabular_id=tabular_id)

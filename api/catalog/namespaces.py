@@ -11,7 +11,7 @@ from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
 from api.auth.rules import requires
 from api.catalog.paging import PageRequest
-from api.catalog.rules import listed_parent, new_namespace_parent, on_namespace
+from api.catalog.rules import forcing, listed_parent, new_namespace_parent, on_namespace
 from api.catalog.wire import (
     CreateNamespaceRequest,
     ListNamespacesResponse,
@@ -98,9 +98,13 @@ class NamespacesController(Controller):
     ) -> None:
         await _load(conn, req.read_model, req.warehouse, namespace)
 
-    @delete("/{namespace:str}", status_code=204, opt=requires(on_namespace("modify")))
-    async def drop_namespace(self, req: NamedDependency[RequestScope], namespace: FromPath[str]) -> None:
-        await handle_drop_namespace(DropNamespace(req.warehouse.id, parse_namespace(namespace), req.meta), req.ctx)
+    @delete("/{namespace:str}", status_code=204, opt=requires(forcing(on_namespace("modify"))))
+    async def drop_namespace(
+        self, req: NamedDependency[RequestScope], namespace: FromPath[str], force: FromQuery[bool] = False
+    ) -> None:
+        """A namespace that is (or holds anything) protected answers 409 unless `force=true` (see `forcing`)."""
+        command = DropNamespace(req.warehouse.id, parse_namespace(namespace), req.meta, force=force)
+        await handle_drop_namespace(command, req.ctx)
 
     @post("/{namespace:str}/properties", status_code=200, opt=requires(on_namespace("modify")))
     async def update_properties(

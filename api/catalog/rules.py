@@ -13,7 +13,7 @@ from api.catalog.wire import CommitTransactionRequest, CreateNamespaceRequest, R
 from api.container import services
 from api.dependencies import parse_namespace, parse_parent, project_id_of, split_warehouse_name
 from api.encoded_slash import decode_name
-from catalog_es.errors import NoSuchWarehouseError
+from catalog_es.errors import NoSuchWarehouseError, NotAuthorizedError
 from catalog_es.identifiers import Namespace
 
 
@@ -36,6 +36,28 @@ def on_tabular(privilege: str, *, view: bool) -> Rule:
         await check.tabular(warehouse_id, _ns(params), decode_name(str(params[key])), privilege, view=view)
 
     return rule
+
+
+_NOT_FORCED = frozenset({"", "false", "0", "no", "off"})
+
+
+def forcing(rule: Rule) -> Rule:
+    """`rule`, and with `force` (any value but a false one: fail closed) also `modify` on the warehouse.
+
+    Forcing a drop overrides protection, which is the warehouse's decision, not the dropped object's: a table's
+    owner may drop it, but only who may modify the whole warehouse (its owners, project and server admins) may
+    drop it while it is protected.
+    """
+
+    async def checked(check: Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]) -> None:
+        await rule(check, params, connection)
+        if str(connection.query_params.get("force", "")).lower() in _NOT_FORCED:
+            return
+        warehouse_id = await check.warehouse(params["prefix"])
+        if not await check.authz.allowed(check.conn, check.principal, warehouse_id, "modify"):
+            raise NotAuthorizedError("Dropping with force=true needs modify on the warehouse")
+
+    return checked
 
 
 async def configured_warehouse(

@@ -25,6 +25,7 @@ from api.catalog.listing import list_names
 from api.catalog.paging import PageRequest
 from api.catalog.rules import (
     committed_table,
+    forcing,
     metrics_warehouse,
     on_namespace,
     on_tabular,
@@ -207,16 +208,21 @@ class TablesController(Controller):
         committed = CommitTableResponse(metadata_location=result.metadata_location, metadata=result.metadata)
         return Response(committed, headers=etag_header(result.metadata_location))
 
-    @delete("/tables/{table:str}", status_code=204, opt=requires(on_tabular("modify", view=False)))
+    @delete("/tables/{table:str}", status_code=204, opt=requires(forcing(on_tabular("modify", view=False))))
     async def drop_table(
         self,
         req: NamedDependency[RequestScope],
         namespace: FromPath[str],
         table: FromPath[str],
         purge_requested: Annotated[bool | None, QueryParameter(name="purgeRequested")] = None,
+        force: FromQuery[bool] = False,
     ) -> None:
-        """Without `purgeRequested` the warehouse's delete profile decides (`purge-by-default`, else false)."""
-        command = DropTable(req.warehouse.id, parse_namespace(namespace), decode_name(table), purge_requested, req.meta)
+        """Without `purgeRequested` the warehouse's delete profile decides (`purge-by-default`, else false).
+
+        A protected table answers 409 unless `force=true` (Lakekeeper's parameter; see `forcing`).
+        """
+        namespace_, name = parse_namespace(namespace), decode_name(table)
+        command = DropTable(req.warehouse.id, namespace_, name, purge_requested, req.meta, force=force)
         await handle_drop_table(command, req.ctx)
 
     @post("/tables/{table:str}/metrics", status_code=204, opt={**requires(metrics_warehouse), NOT_IDEMPOTENT: True})

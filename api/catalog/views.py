@@ -6,12 +6,12 @@ from typing import Annotated
 
 from litestar import Controller, delete, get, head, post
 from litestar.di import NamedDependency
-from litestar.params import FromPath, JSONBody, QueryParameter
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
 from api.auth.rules import requires
 from api.catalog.listing import list_names
 from api.catalog.paging import PageRequest
-from api.catalog.rules import on_namespace, on_tabular, renamed
+from api.catalog.rules import forcing, on_namespace, on_tabular, renamed
 from api.catalog.wire import (
     CommitViewRequest,
     CreateViewRequest,
@@ -129,13 +129,17 @@ class ViewsController(Controller):
         )
         return _result(await handle_commit_view(command, req.ctx))
 
-    @delete("/views/{view:str}", status_code=204, opt=requires(on_tabular("modify", view=True)))
+    @delete("/views/{view:str}", status_code=204, opt=requires(forcing(on_tabular("modify", view=True))))
     async def drop_view(
-        self, req: NamedDependency[RequestScope], namespace: FromPath[str], view: FromPath[str]
+        self,
+        req: NamedDependency[RequestScope],
+        namespace: FromPath[str],
+        view: FromPath[str],
+        force: FromQuery[bool] = False,
     ) -> None:
-        await handle_drop_view(
-            DropView(req.warehouse.id, parse_namespace(namespace), decode_name(view), req.meta), req.ctx
-        )
+        """A protected view answers 409 unless `force=true` (see `forcing`)."""
+        command = DropView(req.warehouse.id, parse_namespace(namespace), decode_name(view), req.meta, force=force)
+        await handle_drop_view(command, req.ctx)
 
     @post("/register-view", status_code=200, opt=requires(on_namespace("create")))
     async def register_view(

@@ -7,12 +7,16 @@ from litestar import Router
 from api.auth.rules import preflight, server_operator
 from api.management.access_log import access_log
 from api.management.audit import AuditController
+from api.management.endpoint_statistics import get_endpoint_statistics
 from api.management.maintenance import MAINTENANCE_ROUTES
 from api.management.permissions import PermissionsController
 from api.management.projects import PROJECT_ROUTES
+from api.management.protection import ProtectionController
 from api.management.roles import RolesController
 from api.management.search import search_warehouse
+from api.management.search_tabular import search_tabular
 from api.management.server import bootstrap, server_info
+from api.management.statistics import get_warehouse_statistics
 from api.management.tasks import TasksController
 from api.management.users import UsersController, whoami
 from api.management.warehouses import WarehousesController
@@ -32,6 +36,10 @@ def management_router() -> Router:
             search_warehouse,
             *MAINTENANCE_ROUTES,
             TasksController,
+            search_tabular,
+            get_warehouse_statistics,
+            get_endpoint_statistics,
+            ProtectionController,
             UsersController,
             whoami,
             RolesController,

@@ -10,9 +10,12 @@ from api.auth.rules import Check, Rule, read_body
 from api.auth.target import creation_project
 from api.container import services
 from api.dependencies import project_id_of
+from api.management.access_checks import not_found
 from api.management.wire import CreateWarehouseRequest, UpdateStorageRequest
 from catalog_es.errors import NoSuchProjectError, NotAuthorizedError
+from catalog_es.events.access import ObjectKind
 from catalog_es.privileges import SERVER_OBJECT_ID
+from projections.permissions import queries as permissions_queries
 
 
 def on_project(privilege: str | None) -> Rule:
@@ -40,6 +43,26 @@ async def new_warehouse_project(
 def on_warehouse(privilege: str | None) -> Rule:
     async def rule(check: Check, params: dict[str, Any], _: ASGIConnection[Any, Any, Any, Any]) -> None:
         await check.warehouse(str(params["warehouse_id"]), privilege)
+
+    return rule
+
+
+def on_object_in_warehouse(kind: ObjectKind, privilege: str | None) -> Rule:
+    """`privilege` (None: seeing it) on the namespace, table or view `{object_id}` of the visible warehouse
+    `{warehouse_id}`; an object of another kind or warehouse answers exactly as a missing one."""
+
+    async def rule(check: Check, params: dict[str, Any], _: ASGIConnection[Any, Any, Any, Any]) -> None:
+        warehouse_id = await check.warehouse(str(params["warehouse_id"]))
+        object_id = params["object_id"]
+        missing = not_found(kind, object_id)
+        if await permissions_queries.object_kind(check.conn, object_id) != kind or not (
+            await permissions_queries.is_inside(check.conn, object_id, warehouse_id)
+        ):
+            raise missing
+        if privilege:
+            await check.authz.require(check.conn, check.principal, object_id, privilege, missing)
+        else:
+            await check.authz.require_visible(check.conn, check.principal, object_id, missing)
 
     return rule
 

@@ -42,9 +42,10 @@ from commands.warehouses import (
     handle_update_delete_profile,
     handle_update_storage,
 )
+from projections.protection import protected_ids
 
 
-def _response(row: WarehouseRow) -> GetWarehouseResponse:
+def _response(row: WarehouseRow, protected: set[uuid.UUID]) -> GetWarehouseResponse:
     credential = row.storage_credential
     return GetWarehouseResponse(
         id=row.id,
@@ -54,6 +55,7 @@ def _response(row: WarehouseRow) -> GetWarehouseResponse:
         storage_profile=row.storage_profile,
         delete_profile=row.delete_profile,
         status="active" if row.status == "active" else "inactive",
+        protected=row.id in protected,
         storage_credential_type=str(row.storage_profile.get("type")) if credential else None,
         storage_credential_fingerprint=credential.fingerprint if credential else None,
     )
@@ -94,7 +96,9 @@ class WarehousesController(Controller):
     ) -> ListWarehousesResponse:
         wanted = set(warehouse_status or ["active", "inactive"])
         rows = await req.read_model.warehouses_in_project(conn, req.project_id)
-        return ListWarehousesResponse(warehouses=[_response(row) for row in rows if row.status in wanted])
+        rows = [row for row in rows if row.status in wanted]
+        protected = await protected_ids(conn, [row.id for row in rows])
+        return ListWarehousesResponse(warehouses=[_response(row, protected) for row in rows])
 
     @get("/{warehouse_id:uuid}", opt=requires(on_warehouse(None)))
     async def get_warehouse(
@@ -103,13 +107,14 @@ class WarehousesController(Controller):
         row = await req.read_model.warehouse_by_id(conn, warehouse_id)
         if row is None:
             raise NoSuchWarehouseError(f"Warehouse {warehouse_id} does not exist")
-        return _response(row)
+        return _response(row, await protected_ids(conn, [row.id]))
 
     @delete("/{warehouse_id:uuid}", status_code=204, opt=requires(on_warehouse("modify")))
     async def delete_warehouse(
         self, req: NamedDependency[RequestScope], warehouse_id: FromPath[uuid.UUID], force: FromQuery[bool] = False
     ) -> None:
-        """Raises: NotEmptyError (409) while it holds namespaces or tables, unless `force=true`."""
+        """Raises: NotEmptyError (409) while it holds namespaces or tables, ProtectedError (409) while it is
+        protected, unless `force=true` (which needs modify on the warehouse, as the route itself does)."""
         await handle_delete_warehouse(DeleteWarehouse(warehouse_id, req.meta, force), req.ctx)
 
     @post("/{warehouse_id:uuid}/rename", status_code=204, opt=requires(on_warehouse("modify")))

@@ -10,6 +10,7 @@ from api.settings import Settings
 from catalog_es.errors import BadRequestError
 from catalog_es.store.access_log import ACCESS_LOG_MIGRATIONS
 from catalog_es.store.database import open_pool
+from catalog_es.store.endpoint_statistics import ENDPOINT_STATISTICS_MIGRATIONS
 from catalog_es.store.eventstore import EventMetadata
 from catalog_es.store.idempotency import IDEMPOTENCY_MIGRATIONS
 from catalog_es.store.metrics_reports import METRICS_MIGRATIONS
@@ -37,6 +38,7 @@ ALL_MIGRATIONS = (
     *PROJECTOR_MIGRATIONS,
     *TASK_QUEUE_MIGRATIONS,
     *TASK_LEASE_MIGRATIONS,
+    *ENDPOINT_STATISTICS_MIGRATIONS,
 )
 
 

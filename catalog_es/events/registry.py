@@ -8,10 +8,12 @@ from catalog_es.events.access import ACCESS_EVENTS
 from catalog_es.events.base import Event, Json
 from catalog_es.events.catalog import CATALOG_EVENTS
 from catalog_es.events.maintenance import MAINTENANCE_EVENTS
+from catalog_es.events.protection import PROTECTION_EVENTS
 from catalog_es.events.tasks import TASK_EVENTS
 
 EVENT_TYPES: dict[str, type[Event]] = {
-    cls.type_name: cls for cls in (*CATALOG_EVENTS, *ACCESS_EVENTS, *TASK_EVENTS, *MAINTENANCE_EVENTS)
+    cls.type_name: cls
+    for cls in (*CATALOG_EVENTS, *ACCESS_EVENTS, *TASK_EVENTS, *MAINTENANCE_EVENTS, *PROTECTION_EVENTS)
 }
 
 

@@ -42,6 +42,13 @@ from catalog_es.events import (
 )
 from catalog_es.events.access import AccessEvent
 from catalog_es.events.maintenance import MaintenanceJobEvent, PolicyEvent
+from catalog_es.events.protection import (
+    NamespaceProtectionSet,
+    ProtectionSet,
+    TableProtectionSet,
+    ViewProtectionSet,
+    WarehouseProtectionSet,
+)
 from catalog_es.events.tasks import TaskEvent, TaskQueueConfigured
 from catalog_es.identifiers import Namespace, name_key
 from catalog_es.locations import location_key
@@ -67,6 +74,17 @@ async def _apply(event: Event, conn: Connection, version: int) -> None:
 @_apply.register
 async def _(event: AccessEvent, conn: Connection, version: int) -> None:
     return  # users, roles and privileges have their own read model (projections/permissions/projector.py)
+
+
+@_apply.register(WarehouseProtectionSet)
+@_apply.register(NamespaceProtectionSet)
+@_apply.register(TableProtectionSet)
+@_apply.register(ViewProtectionSet)
+async def _protection_set(event: ProtectionSet, conn: Connection, version: int) -> None:
+    """The flag has its own read model (projections/protection.py); here the object's stream moved on."""
+    relation = {"warehouse": "warehouses", "namespace": "namespaces", "table": "tables", "view": "views"}[event.entity]
+    query = sql.SQL("UPDATE {} SET version = %s WHERE id = %s").format(sql.Identifier(relation))
+    await conn.execute(query, (version, event.entity_id))
 
 
 @_apply.register

@@ -273,6 +273,7 @@ def test_statistics_and_search_match_the_live_catalog_when_every_event_type_was_
         "tasks",
         "maintenance_policies",
         "maintenance_health",
+        "protection",
         "log_chain",
     ]
     assert all(r.identical for r in results), results

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 
 import pytest
 
-from catalog_es.errors import NamespaceNotEmptyError
+from catalog_es.errors import NamespaceNotEmptyError, ProtectedError
 from catalog_es.events import EVENT_TYPES
 from catalog_es.identifiers import Namespace
 from catalog_es.store.eventstore import EventMetadata
 from commands.commit_view import CommitView, handle_commit_view
 from commands.create_view import CreateView, handle_create_view
 from commands.namespaces import CreateNamespace, DropNamespace, handle_create_namespace, handle_drop_namespace
+from commands.protection import SetProtection, handle_set_protection
 from commands.tabular_lifecycle import (
     DropView,
     RegisterView,
@@ -46,7 +48,7 @@ def view_version(sql: str, schema_id: int = 0, timestamp_ms: int = 1_700_000_000
 
 
 async def _build_views(catalog) -> None:
-    """Every view event: create, replace (new version, then a re-activated one), rename, drop, register."""
+    """Every view event: create, replace (new version, then a re-activated one), rename, protect, drop, register."""
     ctx, wh = catalog.ctx, catalog.warehouse_id
     sales, eu, tmp = Namespace(("Sales",)), Namespace(("Sales", "EU")), Namespace(("tmp",))
     for namespace in (sales, eu, tmp):
@@ -79,6 +81,10 @@ async def _build_views(catalog) -> None:
         ctx,
     )
     await handle_rename_view(RenameView(wh, eu, "daily", sales, "daily_v2", META), ctx)
+    daily_id = uuid.UUID(daily.metadata["view-uuid"])
+    await handle_set_protection(SetProtection("view", wh, daily_id, True, META), ctx)
+    with pytest.raises(ProtectedError):
+        await handle_drop_view(DropView(wh, sales, "daily_v2", META), ctx)
 
     await handle_create_view(CreateView(wh, tmp, "scratch", SCHEMA, view_version("SELECT 1"), META), ctx)
     with pytest.raises(NamespaceNotEmptyError):
@@ -118,4 +124,4 @@ def test_rebuild_reproduces_views_read_model_when_log_has_every_view_event(open_
     assert [v["version-id"] for v in daily["versions"]] == [1, 2]
     assert [entry["version-id"] for entry in daily["version-log"]] == [1, 2, 1]
     assert daily["properties"] == {"owner": "alice", "comment": "with day"}
-    assert by_name["daily_v2"][8] == 4  # created, two commits, renamed
+    assert by_name["daily_v2"][8] == 5  # created, two commits, renamed, protected (its stream moved on)

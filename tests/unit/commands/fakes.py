@@ -16,6 +16,7 @@ from catalog_es.clock import SystemClock
 from catalog_es.errors import CommitFailedError
 from catalog_es.events import Event
 from catalog_es.identifiers import Namespace, name_key
+from catalog_es.protection import ProtectedObject, Protection
 from catalog_es.state import NamespaceRow, TabularRow, WarehouseRow
 from commands.context import CommandContext
 
@@ -100,6 +101,24 @@ class FakeCatalogState:
 
 
 @dataclass
+class FakeProtectionState:
+    """The protections read model: the protected ids (names for the messages are the ids)."""
+
+    protected: set[uuid.UUID] = field(default_factory=set)
+
+    async def protection(self, conn: Any, object_id: uuid.UUID) -> Protection:
+        return Protection(protected=object_id in self.protected)
+
+    async def protected_inside(
+        self, conn: Any, warehouse_id: uuid.UUID, namespace: Namespace | None = None, limit: int = 10
+    ) -> list[ProtectedObject]:
+        return [ProtectedObject("object", object_id, str(object_id)) for object_id in sorted(self.protected)][:limit]
+
+    async def current_version(self, conn: Any, kind: str, warehouse_id: uuid.UUID, object_id: uuid.UUID) -> int | None:
+        return None
+
+
+@dataclass
 class FakeAccessState:
     """The permissions read model: direct assignments per object and roles by (project, name key)."""
 
@@ -132,6 +151,7 @@ def fake_context(
         clock=clock,
         ids=_Ids(),
         access=access or FakeAccessState(),
+        protections=FakeProtectionState(),
     )
     return ctx, store
 

@@ -1,0 +1,134 @@
+"""Endpoint statistics: every API call counted by route, status, project, warehouse and hour in memory, and
+added to Postgres every few seconds (and before the statistics route reads), so replicas share one table."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from litestar import Litestar
+from litestar.middleware import ASGIMiddleware
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
+
+from catalog_es.identifiers import NIL_PROJECT_ID
+from catalog_es.store.database import Pool
+from catalog_es.store.endpoint_statistics import EndpointCount, add_counts
+
+_COUNTED = ("/catalog/", "/management/")  # the two APIs; health, metrics, docs and the console are not counted
+_Key = tuple[uuid.UUID, uuid.UUID | None, str, int, datetime]  # project, warehouse, route, status, hour
+
+
+@dataclass
+class _Tally:
+    count: int
+    first_at: datetime
+    last_at: datetime
+
+
+def _uuid(value: object) -> uuid.UUID | None:
+    if isinstance(value, uuid.UUID):
+        return value
+    try:
+        return uuid.UUID(str(value).partition("@")[0])  # a catalog prefix may carry an as-of position
+    except ValueError:
+        return None
+
+
+class EndpointStatistics:
+    """The counts of this process not yet added to the table."""
+
+    def __init__(self, clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+        self._clock = clock
+        self._pending: dict[_Key, _Tally] = {}
+        self._lock = asyncio.Lock()
+
+    def record(self, scope: Scope, status: int) -> None:
+        template = str(scope.get("path_template") or "")
+        if not template.startswith(_COUNTED):
+            return
+        params = scope.get("path_params") or {}
+        warehouse = _uuid(params.get("prefix") or params.get("warehouse_id") or "")
+        headers = dict(scope.get("headers") or [])
+        project = _uuid(headers.get(b"x-project-id", b"").decode("latin-1")) or NIL_PROJECT_ID
+        now = self._clock()
+        route = f"{scope.get('method', '')} {template}"
+        self._merge(
+            (project, warehouse, route, status, now.replace(minute=0, second=0, microsecond=0)), _Tally(1, now, now)
+        )
+
+    async def flush(self, pool: Pool) -> None:
+        """Add the pending counts in one transaction; on failure they are kept for the next flush."""
+        async with self._lock:
+            pending, self._pending = self._pending, {}
+            if not pending:
+                return
+            counts = [EndpointCount(*key, tally.count, tally.first_at, tally.last_at) for key, tally in pending.items()]
+            try:
+                async with pool.connection() as conn, conn.transaction():
+                    await add_counts(conn, counts)
+            except Exception:
+                for key, value in pending.items():  # merged back: nothing counted is lost to a failed flush
+                    self._merge(key, value)
+                raise
+
+    def _merge(self, key: _Key, tally: _Tally) -> None:
+        entry = self._pending.get(key)
+        if entry is None:
+            self._pending[key] = tally
+        else:
+            entry.count += tally.count
+            entry.first_at, entry.last_at = min(entry.first_at, tally.first_at), max(entry.last_at, tally.last_at)
+
+
+class EndpointStatisticsMiddleware(ASGIMiddleware):
+    """Counts every routed call of the two APIs once its answer started (its status known)."""
+
+    scopes = ("http",)  # type: ignore[assignment]
+
+    def __init__(self, statistics: EndpointStatistics) -> None:
+        self._statistics = statistics
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
+        status = 500
+
+        async def observed_send(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await next_app(scope, receive, observed_send)
+        finally:
+            self._statistics.record(scope, status)
+
+
+def flushing(
+    statistics: EndpointStatistics, seconds: float
+) -> Callable[[Litestar], contextlib.AbstractAsyncContextManager[None]]:
+    """A lifespan adding the counts every `seconds` while the app runs, and once more when it stops."""
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        async def loop() -> None:
+            while True:
+                await asyncio.sleep(seconds)
+                with contextlib.suppress(Exception):  # the database away: the counts wait for the next round
+                    await statistics.flush(app.state.services.pool)
+
+        task = asyncio.create_task(loop())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            with contextlib.suppress(Exception):
+                await statistics.flush(app.state.services.pool)
+
+    return lifespan
