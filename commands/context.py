@@ -14,6 +14,7 @@ from catalog_es.clock import Clock, IdSource, millis
 from catalog_es.errors import BadRequestError, NoSuchNamespaceError, NoSuchWarehouseError, WarehouseInactiveError
 from catalog_es.identifiers import Namespace
 from catalog_es.metadata.rebase import RebaseMode
+from catalog_es.soft_delete import SoftDeleteState
 from catalog_es.state import AccessState, CatalogState, NamespaceRow, WarehouseLookup, WarehouseRow
 from catalog_es.storage.file_roots import FileStorageRoots
 from catalog_es.storage.files import WarehouseStorage
@@ -42,6 +43,8 @@ class CommandContext:
     file_roots: FileStorageRoots = field(default_factory=FileStorageRoots)
     # Which tables get commits rebased on a moved branch (issue 19): see `catalog_es.metadata.rebase.rebase_enabled`.
     server_side_rebase: RebaseMode = "opt-in"
+    # The soft-deleted read model (commands/soft_delete.py); None where nothing undrops (most tests).
+    soft_deletes: SoftDeleteState | None = None
     _credentials: dict[uuid.UUID, StorageCredential] = field(default_factory=dict, compare=False, repr=False)
     _storages: dict[bytes, WarehouseStorage] = field(default_factory=dict, compare=False, repr=False)
 
@@ -74,6 +77,11 @@ class CommandContext:
             storage = WarehouseStorage(profile, credential, self.endpoints)
             self._storages[key] = storage
         return storage
+
+    def deleted(self) -> SoftDeleteState:
+        if self.soft_deletes is None:
+            raise AssertionError("this command context has no soft-deleted read model")
+        return self.soft_deletes
 
     def now_ms(self) -> int:
         return millis(self.clock.now())

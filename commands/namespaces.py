@@ -19,6 +19,7 @@ from catalog_es.locations import require_inside_warehouse
 from catalog_es.storage.layout import namespace_location
 from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext
+from commands.soft_delete import drop_namespace_tree
 
 
 class CreateNamespace(msgspec.Struct, frozen=True):
@@ -47,6 +48,8 @@ class DropNamespace(msgspec.Struct, frozen=True):
     warehouse_id: uuid.UUID
     namespace: Namespace
     metadata: EventMetadata
+    recursive: bool = False  # with everything inside (commands/soft_delete.py: hidden on a soft warehouse)
+    purge_requested: bool = False  # a recursive soft drop: purge its tables' files when they expire
 
 
 def _validate(namespace: Namespace) -> None:
@@ -135,14 +138,26 @@ async def handle_update_namespace_properties(
 
 
 async def handle_drop_namespace(cmd: DropNamespace, ctx: CommandContext) -> None:
-    """Drop an empty namespace.
+    """Drop an empty namespace, or with `recursive` everything inside it too.
+
+    A namespace still holding soft-dropped tables or views is not empty: they would lose their namespace.
 
     Raises:
         NoSuchNamespaceError: it does not exist.
-        NamespaceNotEmptyError: it still holds tables or child namespaces.
+        NamespaceNotEmptyError: it still holds tables (also soft-dropped ones) or child namespaces.
     """
+    warehouse = await ctx.warehouse(cmd.warehouse_id) if cmd.recursive or ctx.soft_deletes is not None else None
     async with ctx.store.transaction(cmd.metadata) as tx:
         row = await ctx.existing_namespace(tx.conn, cmd.warehouse_id, cmd.namespace)
+        if ctx.soft_deletes is not None and await ctx.soft_deletes.hidden_in(
+            tx.conn, cmd.warehouse_id, row.namespace.key
+        ):
+            raise NamespaceNotEmptyError(
+                f"Namespace {cmd.namespace} holds soft-dropped tables or views: undrop them or let them expire"
+            )
+        if cmd.recursive and warehouse is not None:
+            await drop_namespace_tree(tx, ctx, warehouse, row, purge=cmd.purge_requested)
+            return
         if not await ctx.state.namespace_is_empty(tx.conn, row):
             raise NamespaceNotEmptyError(f"Namespace is not empty: {cmd.namespace}")
         event = NamespaceDropped(namespace_id=row.id, warehouse_id=row.warehouse_id)

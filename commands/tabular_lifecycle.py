@@ -15,6 +15,7 @@ from catalog_es.storage.delete_profiles import purge_by_default
 from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext, off_loop
 from commands.name_conflicts import name_holder, rename_target_taken
+from commands.soft_delete import soft_drop_tabular, soft_expiration_seconds
 from commands.tabulars import (
     TABLE,
     VIEW,
@@ -73,7 +74,8 @@ class RegisterView(msgspec.Struct, frozen=True):
 
 async def handle_drop_table(cmd: DropTable, ctx: CommandContext) -> None:
     """Drop the table; with `purge_requested` (when None: the delete profile's `purge-by-default`) its files are
-    deleted after the drop commits.
+    deleted after the drop commits. On a soft-delete warehouse the table is only hidden (commands/soft_delete.py)
+    and its files are purged, if asked, when it expires.
 
     Purge deletes only what the catalog knows is the table's: the files its metadata references inside its
     own location (see `WarehouseStorage.purge_table`), never a whole directory it may share with others.
@@ -83,8 +85,8 @@ async def handle_drop_table(cmd: DropTable, ctx: CommandContext) -> None:
     """
     warehouse = await ctx.warehouse(cmd.warehouse_id)
     purge = purge_by_default(warehouse.delete_profile) if cmd.purge_requested is None else cmd.purge_requested
-    row = await _drop(TABLE, ctx, cmd.warehouse_id, cmd.namespace, cmd.name, cmd.metadata, purge=purge)
-    if purge:
+    row = await _drop(TABLE, ctx, warehouse, cmd.namespace, cmd.name, cmd.metadata, purge=purge)
+    if purge and soft_expiration_seconds(warehouse) is None:  # a soft drop purges when it expires
         storage = await ctx.storage(warehouse)
         await off_loop(storage.purge_table, row.location, row.metadata_location, row.metadata)
 
@@ -95,24 +97,29 @@ async def handle_drop_view(cmd: DropView, ctx: CommandContext) -> None:
     Raises:
         NoSuchViewError: it does not exist.
     """
-    await _drop(VIEW, ctx, cmd.warehouse_id, cmd.namespace, cmd.name, cmd.metadata, purge=False)
+    warehouse = await ctx.warehouse(cmd.warehouse_id)
+    await _drop(VIEW, ctx, warehouse, cmd.namespace, cmd.name, cmd.metadata, purge=False)
 
 
 async def _drop(
     kind: TabularKind,
     ctx: CommandContext,
-    warehouse_id: uuid.UUID,
+    warehouse: WarehouseRow,
     namespace: Namespace,
     name: str,
     metadata: EventMetadata,
     *,
     purge: bool,
 ) -> TabularRow:
+    seconds = soft_expiration_seconds(warehouse)
     async with ctx.store.transaction(metadata) as tx:
-        row = await kind.row(ctx, tx.conn, warehouse_id, namespace, name)
+        row = await kind.row(ctx, tx.conn, warehouse.id, namespace, name)
         if row is None:
             raise kind.missing(namespace, name)
-        await tx.append(kind.dropped(row, purge), expected_version=row.version)
+        if seconds is not None:
+            await soft_drop_tabular(tx, ctx, warehouse, row, purge=purge, seconds=seconds)
+        else:
+            await tx.append(kind.dropped(row, purge), expected_version=row.version)
     return row
 
 

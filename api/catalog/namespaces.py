@@ -99,8 +99,19 @@ class NamespacesController(Controller):
         await _load(conn, req.read_model, req.warehouse, namespace)
 
     @delete("/{namespace:str}", status_code=204, opt=requires(on_namespace("modify")))
-    async def drop_namespace(self, req: NamedDependency[RequestScope], namespace: FromPath[str]) -> None:
-        await handle_drop_namespace(DropNamespace(req.warehouse.id, parse_namespace(namespace), req.meta), req.ctx)
+    async def drop_namespace(
+        self,
+        req: NamedDependency[RequestScope],
+        namespace: FromPath[str],
+        recursive: Annotated[bool, QueryParameter()] = False,
+        purge_requested: Annotated[bool, QueryParameter(name="purgeRequested")] = False,
+    ) -> None:
+        """`recursive=true` drops everything inside too (Lakekeeper's extension); on a soft-delete warehouse the
+        whole tree is hidden and can be undropped (`deleted-tabulars/undrop` with a `namespace` target)."""
+        command = DropNamespace(
+            req.warehouse.id, parse_namespace(namespace), req.meta, recursive=recursive, purge_requested=purge_requested
+        )
+        await handle_drop_namespace(command, req.ctx)
 
     @post("/{namespace:str}/properties", status_code=200, opt=requires(on_namespace("modify")))
     async def update_properties(
