@@ -4,19 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from catalog_es.store.task_queue import Task
-
 from catalog_es.events import Event
 from catalog_es.events.lifecycle import NamespaceExpired, TableExpired, ViewExpired
 from catalog_es.soft_delete import DeletedTabularRow
-from catalog_es.store.eventstore import EventMetadata, Transaction
+from catalog_es.store.eventstore import Transaction
+from catalog_es.store.task_queue import Task
 from commands.context import CommandContext
 from commands.soft_delete import EXPIRATION_QUEUE
 from commands.task_handlers import register_task_handler
-from commands.tasks import NewTask, schedule_task
+from commands.tasks import WORKER_METADATA, NewTask, schedule_task
 
 PURGE_QUEUE = "tabular_purge"
-WORKER = EventMetadata(actor="system")
 
 
 async def expire_soft_dropped(task: Task, ctx: CommandContext) -> dict[str, Any]:
@@ -24,7 +22,7 @@ async def expire_soft_dropped(task: Task, ctx: CommandContext) -> dict[str, Any]
     and a new drop, leaves it nothing to do); purges are scheduled in the same transaction, one per table
     dropped with `purge_requested`. Running twice is harmless: the second run finds nothing hidden."""
     state = ctx.deleted()
-    async with ctx.store.transaction(WORKER) as tx:
+    async with ctx.store.transaction(WORKER_METADATA) as tx:
         if task.entity_type == "namespace":
             root = await state.deleted_namespace(tx.conn, task.warehouse_id, task.entity_id)
             if root is None or root.expiration_task_id != task.task_id:

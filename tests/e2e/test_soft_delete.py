@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +17,8 @@ from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import NoSuchTableError
 
 from tests.e2e.conftest import RunningCatalog, start_catalog, stop_catalog
-from tests.e2e.test_views import create_view
+from tests.e2e.rest_helpers import SCHEMA as REST_SCHEMA
+from tests.e2e.test_views import view_version
 
 pytestmark = pytest.mark.e2e
 
@@ -65,7 +65,9 @@ def server(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
     with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     dsn = make_conninfo(**{**conninfo_to_dict(pg_admin_dsn), "dbname": name})
-    running = start_catalog(work / "data", {**os.environ, "CATALOG_ES__PG_DSN": dsn, "CATALOG_ES__NATS__ENABLED": "false"})
+    running = start_catalog(
+        work / "data", {**os.environ, "CATALOG_ES__PG_DSN": dsn, "CATALOG_ES__NATS__ENABLED": "false"}
+    )
     server = Server(running, work)
     yield server
     server.api.close()
@@ -145,10 +147,9 @@ def test_recursive_namespace_drop_hides_the_tree_and_one_undrop_brings_it_back(s
     ice.create_namespace("top.child")
     ice.create_table("top.a", schema=SCHEMA).append(pa.table({"id": [1]}))
     ice.create_table("top.child.b", schema=SCHEMA).append(pa.table({"id": [2]}))
-    with httpx.Client(base_url=f"{server.running.catalog_uri}/v1/", timeout=30) as http:
-        from tests.e2e.conftest import RestApi
-
-        assert create_view(RestApi(http=http, prefix=warehouse_id), "top.child", "v").status_code == 200
+    view = {"name": "v", "schema": REST_SCHEMA, "view-version": view_version("SELECT 1"), "properties": {}}
+    created = server.api.post(server.catalog_url(warehouse_id, "namespaces/top%1Fchild/views"), json=view)
+    assert created.status_code == 200, created.text
 
     not_empty = server.api.delete(server.catalog_url(warehouse_id, "namespaces/top"))
     dropped = server.api.delete(server.catalog_url(warehouse_id, "namespaces/top"), params={"recursive": "true"})
@@ -192,26 +193,3 @@ def test_restore_points_a_table_back_at_an_earlier_metadata_file_of_its_own(serv
     assert reloaded.scan().to_arrow()["id"].to_pylist() == [1]
     reloaded.append(pa.table({"id": [3]}))  # commits go on from the restored pointer
     assert sorted(ice.load_table("ns.t").scan().to_arrow()["id"].to_pylist()) == [1, 3]
-
-
-def test_expired_drop_with_purge_removes_the_files_and_records_the_expiry(server: Server) -> None:
-    warehouse_id, ice = server.warehouse("expire", 1)
-    ice.create_namespace("ns")
-    table = ice.create_table("ns.gone", schema=SCHEMA)
-    table.append(pa.table({"id": [1]}))
-    location = table.location()
-    dropped = server.api.delete(server.catalog_url(warehouse_id, "namespaces/ns/tables/gone"), params={"purgeRequested": "true"})
-    assert dropped.status_code == 204, dropped.text
-    assert _files(location)
-
-    deadline = time.monotonic() + 60
-    while (_files(location) or server.deleted(warehouse_id)) and time.monotonic() < deadline:
-        time.sleep(0.5)
-
-    assert server.deleted(warehouse_id) == []
-    assert _files(location) == []
-    history = server.api.get("/management/v1/audit/events", params={"type": "table.expired"})
-    assert history.status_code == 200, history.text
-    expired = [event for event in history.json()["events"] if event["data"]["table_id"] == str(table.metadata.table_uuid)]
-    assert len(expired) == 1
-    assert expired[0]["data"]["purge_requested"] is True
