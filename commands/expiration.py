@@ -7,14 +7,12 @@ from typing import Any
 from catalog_es.events import Event
 from catalog_es.events.lifecycle import NamespaceExpired, TableExpired, ViewExpired
 from catalog_es.soft_delete import DeletedTabularRow
+from catalog_es.state import TabularRow
 from catalog_es.store.eventstore import Transaction
 from catalog_es.store.task_queue import Task
 from commands.context import CommandContext
-from commands.soft_delete import EXPIRATION_QUEUE
-from commands.task_handlers import register_task_handler
-from commands.tasks import WORKER_METADATA, NewTask, schedule_task
-
-PURGE_QUEUE = "tabular_purge"
+from commands.tabular_purge import purge_task
+from commands.tasks import WORKER_METADATA, schedule_task
 
 
 async def expire_soft_dropped(task: Task, ctx: CommandContext) -> dict[str, Any]:
@@ -51,14 +49,16 @@ async def _expire_tabular(tx: Transaction, ctx: CommandContext, row: DeletedTabu
     await tx.append(event, expected_version=row.version)
     if row.kind != "table" or not row.purge_requested:
         return None
-    purge = NewTask(
-        queue=PURGE_QUEUE,
-        warehouse_id=row.warehouse_id,
-        entity_type="table",
-        entity_id=row.id,
-        payload={"location": row.location, "metadata-location": row.metadata_location},
+    live = TabularRow(
+        row.id,
+        row.warehouse_id,
+        row.namespace_id,
+        row.namespace,
+        row.name,
+        row.location,
+        row.metadata_location,
+        row.metadata,
+        row.version,
+        row.kind,
     )
-    return await schedule_task(tx, ctx, purge)
-
-
-register_task_handler(EXPIRATION_QUEUE, expire_soft_dropped)
+    return await schedule_task(tx, ctx, purge_task(row.warehouse_id, live))

@@ -13,9 +13,8 @@ from catalog_es.events.lifecycle import NamespaceSoftDropped, TableSoftDropped, 
 from catalog_es.state import NamespaceRow, TabularRow, WarehouseRow
 from catalog_es.store.eventstore import Transaction
 from commands.context import CommandContext
+from commands.task_handlers import TABULAR_EXPIRATION
 from commands.tasks import NewTask, schedule_task
-
-EXPIRATION_QUEUE = "tabular_expiration"
 
 
 def soft_expiration_seconds(warehouse: WarehouseRow) -> int | None:
@@ -28,7 +27,7 @@ async def _schedule(
     tx: Transaction, ctx: CommandContext, warehouse: WarehouseRow, entity_type: str, entity_id: uuid.UUID, due: int
 ) -> uuid.UUID:
     task = NewTask(
-        queue=EXPIRATION_QUEUE,
+        queue=TABULAR_EXPIRATION,
         warehouse_id=warehouse.id,
         entity_type=entity_type,
         entity_id=entity_id,

@@ -16,6 +16,7 @@ from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext, off_loop
 from commands.name_conflicts import name_holder, rename_target_taken
 from commands.soft_delete import soft_drop_tabular, soft_expiration_seconds
+from commands.tabular_purge import purge_task
 from commands.tabulars import (
     TABLE,
     VIEW,
@@ -25,6 +26,7 @@ from commands.tabulars import (
     claim_name,
     claim_name_and_location,
 )
+from commands.tasks import schedule_task
 
 
 class DropTable(msgspec.Struct, frozen=True):
@@ -73,9 +75,10 @@ class RegisterView(msgspec.Struct, frozen=True):
 
 
 async def handle_drop_table(cmd: DropTable, ctx: CommandContext) -> None:
-    """Drop the table; with `purge_requested` (when None: the delete profile's `purge-by-default`) its files are
-    deleted after the drop commits. On a soft-delete warehouse the table is only hidden (commands/soft_delete.py)
-    and its files are purged, if asked, when it expires.
+    """Drop the table; with `purge_requested` (when None: the delete profile's `purge-by-default`) a
+    `tabular_purge` task is scheduled in the drop's own transaction and a worker deletes the files
+    (`commands/tabular_purge.py`). On a soft-delete warehouse the table is only hidden (commands/soft_delete.py)
+    and its purge is scheduled when it expires (commands/expiration.py).
 
     Purge deletes only what the catalog knows is the table's: the files its metadata references inside its
     own location (see `WarehouseStorage.purge_table`), never a whole directory it may share with others.
@@ -85,10 +88,7 @@ async def handle_drop_table(cmd: DropTable, ctx: CommandContext) -> None:
     """
     warehouse = await ctx.warehouse(cmd.warehouse_id)
     purge = purge_by_default(warehouse.delete_profile) if cmd.purge_requested is None else cmd.purge_requested
-    row = await _drop(TABLE, ctx, warehouse, cmd.namespace, cmd.name, cmd.metadata, purge=purge)
-    if purge and soft_expiration_seconds(warehouse) is None:  # a soft drop purges when it expires
-        storage = await ctx.storage(warehouse)
-        await off_loop(storage.purge_table, row.location, row.metadata_location, row.metadata)
+    await _drop(TABLE, ctx, warehouse, cmd.namespace, cmd.name, cmd.metadata, purge=purge)
 
 
 async def handle_drop_view(cmd: DropView, ctx: CommandContext) -> None:
@@ -118,8 +118,10 @@ async def _drop(
             raise kind.missing(namespace, name)
         if seconds is not None:
             await soft_drop_tabular(tx, ctx, warehouse, row, purge=purge, seconds=seconds)
-        else:
-            await tx.append(kind.dropped(row, purge), expected_version=row.version)
+            return row
+        await tx.append(kind.dropped(row, purge), expected_version=row.version)
+        if purge and kind is TABLE:
+            await schedule_task(tx, ctx, purge_task(warehouse.id, row))
     return row
 
 

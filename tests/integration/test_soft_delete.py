@@ -4,7 +4,6 @@ and the read models rebuilt from the log alike (verify) and as of a position."""
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 
 from catalog_es.identifiers import Namespace
@@ -55,7 +54,7 @@ def test_expiration_task_expires_the_table_and_schedules_its_purge_when_the_hold
             table_id = uuid.UUID(created.metadata["table-uuid"])
             await handle_drop_table(DropTable(warehouse, NS, "t", True, META), ctx)
             early = await claim_task(ctx, ["tabular_expiration"], "test-worker", 30)
-            time.sleep(1.1)
+            await asyncio.sleep(1.1)
             task = await claim_task(ctx, ["tabular_expiration"], "test-worker", 30)
             result = await expire_soft_dropped(task, ctx)
             again = await expire_soft_dropped(task, ctx)  # at-least-once: a second run finds nothing
@@ -81,7 +80,8 @@ def test_expiration_task_expires_the_table_and_schedules_its_purge_when_the_hold
     [[purge]] = purges
     assert purge["entity_id"] == str(table_id)
     assert purge["payload"]["metadata-location"] == created.metadata_location
-    assert hidden == [] and authz == []
+    assert hidden == []
+    assert authz == []
 
 
 def test_undrop_cancels_the_expiration_and_keeps_the_grants_of_a_whole_namespace_tree(open_catalog):
@@ -104,9 +104,11 @@ def test_undrop_cancels_the_expiration_and_keeps_the_grants_of_a_whole_namespace
             restored = await handle_undrop_tabulars(
                 UndropTabulars(warehouse, [UndropTarget("namespace", root)], META), ctx
             )
-            time.sleep(1.1)
+            await asyncio.sleep(1.1)
             task = await claim_task(ctx, ["tabular_expiration"], "test-worker", 30)
-            grants = await _fetch(catalog, "SELECT principal, privilege FROM authz_grants WHERE object_id = %s", table_id)
+            grants = await _fetch(
+                catalog, "SELECT principal, privilege FROM authz_grants WHERE object_id = %s", table_id
+            )
             live = await _fetch(catalog, "SELECT name FROM tables UNION ALL SELECT name FROM views ORDER BY 1")
             async with catalog.pool.connection() as conn:
                 verified = [await verify_projection(conn, projection) for projection in (CATALOG, PERMISSIONS)]
@@ -125,6 +127,7 @@ def test_undrop_cancels_the_expiration_and_keeps_the_grants_of_a_whole_namespace
     assert [row[0] for row in live] == ["orders", "v"]
     assert all(verification.identical for verification in verified), [v.diffs for v in verified]
     before, dropped = snapshots
-    assert len(before.namespaces) == 2 and len(dropped.namespaces) == 0
+    assert len(before.namespaces) == 2
+    assert len(dropped.namespaces) == 0
     assert sum(len(objects) for objects in before.tabulars.values()) == 2
     assert sum(len(objects) for objects in dropped.tabulars.values()) == 0
