@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -193,3 +194,30 @@ def test_restore_points_a_table_back_at_an_earlier_metadata_file_of_its_own(serv
     assert reloaded.scan().to_arrow()["id"].to_pylist() == [1]
     reloaded.append(pa.table({"id": [3]}))  # commits go on from the restored pointer
     assert sorted(ice.load_table("ns.t").scan().to_arrow()["id"].to_pylist()) == [1, 3]
+
+
+def test_expired_drop_with_purge_removes_the_files_and_records_the_expiry(server: Server) -> None:
+    warehouse_id, ice = server.warehouse("expire", 1)
+    ice.create_namespace("ns")
+    table = ice.create_table("ns.gone", schema=SCHEMA)
+    table.append(pa.table({"id": [1]}))
+    location = table.location()
+    dropped = server.api.delete(
+        server.catalog_url(warehouse_id, "namespaces/ns/tables/gone"), params={"purgeRequested": "true"}
+    )
+    assert dropped.status_code == 204, dropped.text
+    assert _files(location)
+
+    deadline = time.monotonic() + 60
+    while (_files(location) or server.deleted(warehouse_id)) and time.monotonic() < deadline:
+        time.sleep(0.5)
+
+    assert server.deleted(warehouse_id) == []
+    assert _files(location) == []
+    history = server.api.get("/management/v1/events", params={"type": "table.expired", "warehouse": warehouse_id})
+    assert history.status_code == 200, history.text
+    expired = [
+        event for event in history.json()["events"] if event["data"]["table_id"] == str(table.metadata.table_uuid)
+    ]
+    assert len(expired) == 1
+    assert expired[0]["data"]["purge_requested"] is True
