@@ -68,9 +68,12 @@ def test_expiration_task_expires_the_table_and_schedules_its_purge_when_the_hold
             )
             hidden = await _fetch(catalog, "SELECT id FROM deleted_tabulars")
             authz = await _fetch(catalog, "SELECT id FROM authz_objects WHERE id = %s", table_id)
-            return early, task, result, again, expired, purges, hidden, authz, table_id, created
+            async with catalog.pool.connection() as conn:
+                verified = [await verify_projection(conn, projection) for projection in (CATALOG, PERMISSIONS)]
+            return early, task, result, again, expired, purges, hidden, authz, table_id, created, verified
 
-    early, task, result, again, expired, purges, hidden, authz, table_id, created = asyncio.run(scenario())
+    early, task, result, again, expired, purges, hidden, authz, table_id, created, verified = asyncio.run(scenario())
+    assert all(verification.identical for verification in verified), [v.diffs for v in verified]
     assert early is None  # not due before its expiration
     assert (task.entity_type, task.entity_id) == ("table", table_id)
     assert result["expired"] == [str(table_id)]
