@@ -47,6 +47,21 @@ class DeletedNamespaceRow(msgspec.Struct, frozen=True):
     expiration_task_id: uuid.UUID | None
 
 
+class DeletedWarehouseRow(msgspec.Struct, frozen=True):
+    """A warehouse deleted with `force` and held back: as it was, and when the hold runs out."""
+
+    id: uuid.UUID
+    project_id: uuid.UUID
+    name: str
+    location: str
+    credential_id: uuid.UUID | None
+    version: int
+    deleted_at: datetime
+    expires_at: datetime
+    actor: str | None
+    expiration_task_id: uuid.UUID | None
+
+
 class Member(msgspec.Struct, frozen=True):
     """One object of a namespace tree: its id and stream version, where it is and what it is called."""
 
@@ -98,3 +113,13 @@ class SoftDeleteState(Protocol):
         """The metadata a table of this id had at `metadata_location`, as its events recorded it; None when the
         location was never this table's."""
         ...
+
+    async def deleted_warehouse(self, conn: Connection, warehouse_id: uuid.UUID) -> DeletedWarehouseRow | None: ...
+
+    async def hidden_in_warehouse(
+        self, conn: Connection, warehouse_id: uuid.UUID
+    ) -> tuple[list[DeletedTabularRow], list[DeletedNamespaceRow]]:
+        """Every soft-dropped tabular and namespace of the warehouse, namespaces deepest first."""
+        ...
+
+    async def held_warehouse_locations(self, conn: Connection) -> list[str]: ...

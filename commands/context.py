@@ -45,6 +45,8 @@ class CommandContext:
     server_side_rebase: RebaseMode = "opt-in"
     # The soft-deleted read model (commands/soft_delete.py); None where nothing undrops (most tests).
     soft_deletes: SoftDeleteState | None = None
+    # How long a warehouse deleted with `force` can still be undeleted (commands/warehouse_hold.py); 0: not at all.
+    warehouse_hold_seconds: int = 0
     _credentials: dict[uuid.UUID, StorageCredential] = field(default_factory=dict, compare=False, repr=False)
     _storages: dict[bytes, WarehouseStorage] = field(default_factory=dict, compare=False, repr=False)
 

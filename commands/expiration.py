@@ -13,12 +13,15 @@ from catalog_es.store.task_queue import Task
 from commands.context import CommandContext
 from commands.tabular_purge import purge_task
 from commands.tasks import WORKER_METADATA, schedule_task
+from commands.warehouse_hold import expire_held_warehouse
 
 
 async def expire_soft_dropped(task: Task, ctx: CommandContext) -> dict[str, Any]:
     """Expire what the task names, if it is still the drop this task was scheduled for (an undrop, or an undrop
     and a new drop, leaves it nothing to do); purges are scheduled in the same transaction, one per table
     dropped with `purge_requested`. Running twice is harmless: the second run finds nothing hidden."""
+    if task.entity_type == "warehouse":
+        return await expire_held_warehouse(task, ctx)
     state = ctx.deleted()
     async with ctx.store.transaction(WORKER_METADATA) as tx:
         if task.entity_type == "namespace":

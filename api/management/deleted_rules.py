@@ -9,7 +9,13 @@ from litestar.connection import ASGIConnection
 
 from api.auth.rules import Check, read_body
 from api.management.deleted_wire import UndropTabularsRequest
-from catalog_es.errors import CatalogError, NoSuchNamespaceError, NoSuchTableError, NoSuchViewError
+from catalog_es.errors import (
+    CatalogError,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+    NoSuchViewError,
+    NoSuchWarehouseError,
+)
 
 _MISSING: dict[str, type[CatalogError]] = {
     "table": NoSuchTableError,
@@ -35,3 +41,10 @@ async def on_live_table(check: Check, params: dict[str, Any], _: ASGIConnection[
     table_id: uuid.UUID = params["table_id"]
     not_found = NoSuchTableError(f"Table {table_id} does not exist")
     await check.authz.require(check.conn, check.principal, table_id, "modify", not_found)
+
+
+async def on_held_warehouse(check: Check, params: dict[str, Any], _: ASGIConnection[Any, Any, Any, Any]) -> None:
+    """`modify` on the warehouse, as deleting it needed (its object and grants outlive the hold)."""
+    warehouse_id: uuid.UUID = params["warehouse_id"]
+    not_found = NoSuchWarehouseError(f"No deleted warehouse {warehouse_id} is held")
+    await check.authz.require(check.conn, check.principal, warehouse_id, "modify", not_found)

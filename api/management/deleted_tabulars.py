@@ -14,12 +14,14 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 
 from api.auth.rules import requires
 from api.dependencies import RequestScope
-from api.management.deleted_rules import on_live_table, on_undrop_targets
+from api.management.deleted_rules import on_held_warehouse, on_live_table, on_undrop_targets
 from api.management.deleted_wire import (
     DeletedTabularResponse,
     ListDeletedTabularsResponse,
     RestoreTableRequest,
     RestoreTableResponse,
+    UndeleteWarehouseRequest,
+    UndeleteWarehouseResponse,
     UndroppedItem,
     UndropTabularsRequest,
     UndropTabularsResponse,
@@ -31,6 +33,7 @@ from catalog_es.soft_delete import DeletedTabularRow
 from catalog_es.store.database import Connection
 from commands.restore_table import RestoreTable, handle_restore_table
 from commands.undrop import UndropTabulars, UndropTarget, handle_undrop_tabulars
+from commands.warehouse_hold import UndeleteWarehouse, handle_undelete_warehouse
 from projections.permissions import queries as permissions_queries
 
 MAX_PAGE = 1000
@@ -137,4 +140,20 @@ async def restore_table(
     return RestoreTableResponse(metadata_location=data.metadata_location)
 
 
-DELETED_TABULAR_ROUTES = (list_deleted_tabulars, undrop_tabulars, undrop_tabulars_deprecated, restore_table)
+@post("/warehouse/{warehouse_id:uuid}/undelete", status_code=200, opt=requires(on_held_warehouse))
+async def undelete_warehouse(
+    req: NamedDependency[RequestScope], warehouse_id: FromPath[uuid.UUID], data: JSONBody[UndeleteWarehouseRequest]
+) -> UndeleteWarehouseResponse:
+    """Bring back a warehouse deleted with `force` within `CATALOG_ES__WAREHOUSE_DELETE_HOLD_SECONDS`, optionally
+    under a new `name` (its old one may have been taken)."""
+    name = await handle_undelete_warehouse(UndeleteWarehouse(warehouse_id, req.meta, data.name), req.ctx)
+    return UndeleteWarehouseResponse(warehouse_id=warehouse_id, name=name)
+
+
+DELETED_TABULAR_ROUTES = (
+    list_deleted_tabulars,
+    undrop_tabulars,
+    undrop_tabulars_deprecated,
+    restore_table,
+    undelete_warehouse,
+)

@@ -61,3 +61,12 @@ class RestoreTableRequest(msgspec.Struct, rename="kebab", forbid_unknown_fields=
 
 class RestoreTableResponse(msgspec.Struct, rename="kebab"):
     metadata_location: str
+
+
+class UndeleteWarehouseRequest(msgspec.Struct, rename="kebab", forbid_unknown_fields=True):
+    name: str | None = None
+
+
+class UndeleteWarehouseResponse(msgspec.Struct, rename="kebab"):
+    warehouse_id: uuid.UUID
+    name: str

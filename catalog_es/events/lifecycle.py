@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 from catalog_es.events.base import Event, Json
-from catalog_es.events.catalog import NamespaceEvent, TableEvent, ViewEvent
+from catalog_es.events.catalog import NamespaceEvent, TableEvent, ViewEvent, WarehouseEvent
 
 
 class TableSoftDropped(TableEvent, frozen=True, kw_only=True):
@@ -89,6 +89,23 @@ class NamespaceExpired(NamespaceEvent, frozen=True, kw_only=True):
     type_name = "io.catalog-es.namespace.expired.v1"
 
 
+class WarehouseSoftDeleted(WarehouseEvent, frozen=True, kw_only=True):
+    """A forced warehouse deletion held back: the warehouse and everything in it are hidden until
+    `expires_at_ms` (its `tabular_expiration` task then deletes it for good); its name is free meanwhile."""
+
+    type_name = "io.catalog-es.warehouse.soft-deleted.v1"
+    name: str
+    expires_at_ms: int
+    expiration_task_id: uuid.UUID | None = None
+
+
+class WarehouseUndeleted(WarehouseEvent, frozen=True, kw_only=True):
+    """A held warehouse back, with all its contents, under `name`."""
+
+    type_name = "io.catalog-es.warehouse.undeleted.v1"
+    name: str
+
+
 LIFECYCLE_EVENTS: tuple[type[Event], ...] = (
     TableSoftDropped,
     ViewSoftDropped,
@@ -100,4 +117,6 @@ LIFECYCLE_EVENTS: tuple[type[Event], ...] = (
     NamespaceSoftDropped,
     NamespaceUndropped,
     NamespaceExpired,
+    WarehouseSoftDeleted,
+    WarehouseUndeleted,
 )

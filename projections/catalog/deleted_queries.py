@@ -8,7 +8,7 @@ from typing import Any
 
 from catalog_es.events import Json
 from catalog_es.identifiers import NAMESPACE_SEPARATOR
-from catalog_es.soft_delete import DeletedNamespaceRow, DeletedTabularRow, Member, Subtree
+from catalog_es.soft_delete import DeletedNamespaceRow, DeletedTabularRow, DeletedWarehouseRow, Member, Subtree
 from catalog_es.state import TabularRow
 from catalog_es.store.database import Connection
 
@@ -77,6 +77,27 @@ class DeletedQueries:
             conn,
             f"{_NAMESPACE} WHERE id = %s OR with_namespace = %s ORDER BY cardinality(parts), key",
             (root_id, root_id),
+        )
+        return [DeletedTabularRow(*row) for row in tabulars], [DeletedNamespaceRow(*row) for row in namespaces]
+
+    async def deleted_warehouse(self, conn: Connection, warehouse_id: uuid.UUID) -> DeletedWarehouseRow | None:
+        rows = await _rows(
+            conn,
+            "SELECT id, project_id, name, location, storage_credential_id, version, deleted_at, expires_at, actor,"
+            " expiration_task_id FROM deleted_warehouses WHERE id = %s",
+            (warehouse_id,),
+        )
+        return DeletedWarehouseRow(*rows[0]) if rows else None
+
+    async def held_warehouse_locations(self, conn: Connection) -> list[str]:
+        return [str(row[0]) for row in await _rows(conn, "SELECT location FROM deleted_warehouses", ())]
+
+    async def hidden_in_warehouse(
+        self, conn: Connection, warehouse_id: uuid.UUID
+    ) -> tuple[list[DeletedTabularRow], list[DeletedNamespaceRow]]:
+        tabulars = await _rows(conn, f"{_TABULAR} WHERE d.warehouse_id = %s ORDER BY d.id", (warehouse_id,))
+        namespaces = await _rows(
+            conn, f"{_NAMESPACE} WHERE warehouse_id = %s ORDER BY cardinality(parts) DESC, key", (warehouse_id,)
         )
         return [DeletedTabularRow(*row) for row in tabulars], [DeletedNamespaceRow(*row) for row in namespaces]
 

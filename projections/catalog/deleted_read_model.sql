@@ -34,3 +34,23 @@ CREATE TABLE IF NOT EXISTS deleted_namespaces (
     with_namespace uuid,
     expiration_task_id uuid
 );
+
+-- Warehouses deleted with `force` within the hold period (CATALOG_ES__WAREHOUSE_DELETE_HOLD_SECONDS): the row
+-- as it was; their namespaces, tables and views stay where they are, unreachable without the warehouse.
+CREATE TABLE IF NOT EXISTS deleted_warehouses (
+    id uuid PRIMARY KEY,
+    project_id uuid NOT NULL,
+    name text NOT NULL,
+    name_key text NOT NULL,
+    location text NOT NULL,
+    storage_profile jsonb NOT NULL,
+    status text NOT NULL,
+    delete_profile jsonb NOT NULL,
+    storage_credential_id uuid,
+    storage_credential_fingerprint text,
+    version integer NOT NULL,
+    deleted_at timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL,
+    actor text,
+    expiration_task_id uuid
+);

@@ -20,16 +20,22 @@ from catalog_es.events.lifecycle import (
     ViewExpired,
     ViewSoftDropped,
     ViewUndropped,
+    WarehouseSoftDeleted,
+    WarehouseUndeleted,
 )
 from catalog_es.identifiers import name_key
 from catalog_es.locations import location_key
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 
-DELETED_TABLES = ("deleted_tabulars", "deleted_namespaces")
+DELETED_TABLES = ("deleted_tabulars", "deleted_namespaces", "deleted_warehouses")
 
 _TABULAR_COLUMNS = "id, warehouse_id, namespace_id, name, name_key, location, metadata_location, metadata"
 _NAMESPACE_COLUMNS = "id, warehouse_id, parts, key, parent_key, properties"
+_WAREHOUSE_COLUMNS = (
+    "id, project_id, name, name_key, location, storage_profile, status, delete_profile, storage_credential_id,"
+    " storage_credential_fingerprint"
+)
 
 
 async def project_lifecycle(event: Event, conn: Connection, recorded: RecordedEvent) -> None:
@@ -143,3 +149,31 @@ async def _(event: NamespaceUndropped, conn: Connection, recorded: RecordedEvent
 @_apply.register
 async def _(event: NamespaceExpired, conn: Connection, recorded: RecordedEvent) -> None:
     await conn.execute("DELETE FROM deleted_namespaces WHERE id = %s", (event.namespace_id,))
+
+
+@_apply.register
+async def _(event: WarehouseSoftDeleted, conn: Connection, recorded: RecordedEvent) -> None:
+    await conn.execute(
+        f"INSERT INTO deleted_warehouses ({_WAREHOUSE_COLUMNS}, version, deleted_at, expires_at, actor,"
+        f" expiration_task_id) SELECT {_WAREHOUSE_COLUMNS}, %s, %s, %s, %s, %s FROM warehouses WHERE id = %s".encode(),
+        (
+            recorded.stream_version,
+            recorded.time,
+            datetime.fromtimestamp(event.expires_at_ms / 1000, UTC),
+            _actor(recorded),
+            event.expiration_task_id,
+            event.warehouse_id,
+        ),
+    )
+    await conn.execute("DELETE FROM warehouses WHERE id = %s", (event.warehouse_id,))
+
+
+@_apply.register
+async def _(event: WarehouseUndeleted, conn: Connection, recorded: RecordedEvent) -> None:
+    await conn.execute(
+        f"INSERT INTO warehouses ({_WAREHOUSE_COLUMNS}, version) SELECT id, project_id, %s, %s, location,"
+        " storage_profile, status, delete_profile, storage_credential_id, storage_credential_fingerprint, %s"
+        " FROM deleted_warehouses WHERE id = %s".encode(),
+        (event.name, name_key(event.name), recorded.stream_version, event.warehouse_id),
+    )
+    await conn.execute("DELETE FROM deleted_warehouses WHERE id = %s", (event.warehouse_id,))

@@ -183,6 +183,7 @@ async def _(event: WarehouseDeleteProfileUpdated, conn: Connection, version: int
 @_apply.register
 async def _(event: WarehouseDeleted, conn: Connection, version: int) -> None:
     await conn.execute("DELETE FROM warehouses WHERE id = %s", (event.warehouse_id,))
+    await conn.execute("DELETE FROM deleted_warehouses WHERE id = %s", (event.warehouse_id,))  # a held one expired
 
 
 @_apply.register

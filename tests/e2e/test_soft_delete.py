@@ -34,11 +34,11 @@ class Server:
         self.running, self.root = running, root
         self.api = httpx.Client(base_url=running.base_url, timeout=30)
 
-    def warehouse(self, name: str, expiration_seconds: int) -> tuple[str, Catalog]:
+    def warehouse(self, name: str, expiration_seconds: int, directory: str | None = None) -> tuple[str, Catalog]:
         """A soft-delete `file` warehouse; its id and a pyiceberg catalog on it."""
         body = {
             "warehouse-name": name,
-            "storage-profile": {"type": "file", "location": str(self.root / name)},
+            "storage-profile": {"type": "file", "location": str(self.root / (directory or name))},
             "delete-profile": {"type": "soft", "expiration-seconds": expiration_seconds},
         }
         created = self.api.post("/management/v1/warehouse", json=body)
@@ -67,7 +67,13 @@ def server(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
         conn.execute(f'CREATE DATABASE "{name}"')
     dsn = make_conninfo(**{**conninfo_to_dict(pg_admin_dsn), "dbname": name})
     running = start_catalog(
-        work / "data", {**os.environ, "CATALOG_ES__PG_DSN": dsn, "CATALOG_ES__NATS__ENABLED": "false"}
+        work / "data",
+        {
+            **os.environ,
+            "CATALOG_ES__PG_DSN": dsn,
+            "CATALOG_ES__NATS__ENABLED": "false",
+            "CATALOG_ES__WAREHOUSE_DELETE_HOLD_SECONDS": "3600",
+        },
     )
     server = Server(running, work)
     yield server
@@ -221,3 +227,36 @@ def test_expired_drop_with_purge_removes_the_files_and_records_the_expiry(server
     ]
     assert len(expired) == 1
     assert expired[0]["data"]["purge_requested"] is True
+
+
+def test_warehouse_deleted_with_force_is_missing_until_undeleted_within_its_hold(server: Server) -> None:
+    warehouse_id, ice = server.warehouse("held", 3600)
+    ice.create_namespace("ns")
+    ice.create_table("ns.kept", schema=SCHEMA).append(pa.table({"id": [5]}))
+
+    deleted = server.api.delete(f"/management/v1/warehouse/{warehouse_id}", params={"force": "true"})
+
+    assert deleted.status_code == 204, deleted.text
+    assert server.api.get(f"/management/v1/warehouse/{warehouse_id}").status_code == 404
+    assert server.api.get("/catalog/v1/config", params={"warehouse": "held"}).status_code == 404
+    assert server.api.get(f"/management/v1/warehouse/{warehouse_id}/deleted-tabulars").status_code == 404
+    same_place = server.api.post(
+        "/management/v1/warehouse",
+        json={
+            "warehouse-name": "elsewhere",
+            "storage-profile": {"type": "file", "location": str(server.root / "held")},
+        },
+    )
+    replacement, _ = server.warehouse("held", 3600, "held-2")  # the name is free meanwhile, not the location
+    taken = server.api.post(f"/management/v1/warehouse/{warehouse_id}/undelete", json={})
+    undeleted = server.api.post(f"/management/v1/warehouse/{warehouse_id}/undelete", json={"name": "held-again"})
+    again = server.api.post(f"/management/v1/warehouse/{warehouse_id}/undelete", json={})
+
+    assert same_place.status_code == 400, same_place.text
+    assert replacement != warehouse_id
+    assert taken.status_code == 409, taken.text
+    assert undeleted.status_code == 200, undeleted.text
+    assert undeleted.json() == {"warehouse-id": warehouse_id, "name": "held-again"}
+    assert again.status_code == 404, again.text
+    back = load_catalog("held-again", type="rest", uri=server.running.catalog_uri, warehouse="held-again")
+    assert back.load_table("ns.kept").scan().to_arrow()["id"].to_pylist() == [5]

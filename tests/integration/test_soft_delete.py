@@ -4,6 +4,7 @@ and the read models rebuilt from the log alike (verify) and as of a position."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 
 from catalog_es.identifiers import Namespace
@@ -15,7 +16,12 @@ from commands.permissions import ChangeAssignments, handle_change_assignments
 from commands.tabular_lifecycle import DropTable, handle_drop_table
 from commands.tasks import claim_task
 from commands.undrop import UndropTabulars, UndropTarget, handle_undrop_tabulars
-from commands.warehouses import UpdateDeleteProfile, handle_update_delete_profile
+from commands.warehouses import (
+    DeleteWarehouse,
+    UpdateDeleteProfile,
+    handle_delete_warehouse,
+    handle_update_delete_profile,
+)
 from projections.catalog.as_of import replay
 from projections.registry import CATALOG, PERMISSIONS
 from projections.verify import verify_projection
@@ -134,3 +140,36 @@ def test_undrop_cancels_the_expiration_and_keeps_the_grants_of_a_whole_namespace
     assert len(dropped.namespaces) == 0
     assert sum(len(objects) for objects in before.tabulars.values()) == 2
     assert sum(len(objects) for objects in dropped.tabulars.values()) == 0
+
+
+def test_held_warehouse_is_deleted_with_its_contents_when_its_hold_runs_out(open_catalog):
+    async def scenario():
+        async with open_catalog() as catalog:
+            ctx = dataclasses.replace(catalog.ctx, warehouse_hold_seconds=1)
+            warehouse = catalog.warehouse_id
+            await _soft(catalog, 3600)
+            await handle_create_namespace(CreateNamespace(warehouse, NS, {}, META), ctx)
+            await handle_create_table(CreateTable(warehouse, NS, "kept", SCHEMA, META), ctx)
+            await handle_create_table(CreateTable(warehouse, NS, "hidden", SCHEMA, META), ctx)
+            await handle_drop_table(DropTable(warehouse, NS, "hidden", None, META), ctx)
+            await handle_delete_warehouse(DeleteWarehouse(warehouse, META, force=True), ctx)
+            held = await _fetch(catalog, "SELECT name FROM deleted_warehouses")
+            await asyncio.sleep(1.1)
+            tasks = [await claim_task(ctx, ["tabular_expiration"], "test-worker", 30) for _ in range(2)]
+            [task] = [task for task in tasks if task is not None and task.entity_type == "warehouse"]
+            result = await expire_soft_dropped(task, ctx)
+            left = await _fetch(
+                catalog,
+                "SELECT (SELECT count(*) FROM deleted_warehouses) + (SELECT count(*) FROM warehouses)"
+                " + (SELECT count(*) FROM tables) + (SELECT count(*) FROM deleted_tabulars)"
+                " + (SELECT count(*) FROM namespaces)",
+            )
+            async with catalog.pool.connection() as conn:
+                verified = [await verify_projection(conn, projection) for projection in (CATALOG, PERMISSIONS)]
+            return held, result, left, verified
+
+    held, result, left, verified = asyncio.run(scenario())
+    assert held == [("demo",)]
+    assert result["dropped"] == 3  # the hidden table expires, the live table and namespace are dropped
+    assert left == [(0,)]
+    assert all(verification.identical for verification in verified), [v.diffs for v in verified]
