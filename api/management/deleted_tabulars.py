@@ -27,7 +27,7 @@ from api.management.deleted_wire import (
     UndropTabularsResponse,
 )
 from api.management.rules import on_warehouse
-from catalog_es.errors import BadRequestError
+from catalog_es.errors import BadRequestError, NoSuchWarehouseError
 from catalog_es.privileges import IMPLIED_BY
 from catalog_es.soft_delete import DeletedTabularRow
 from catalog_es.store.database import Connection
@@ -81,6 +81,8 @@ async def list_deleted_tabulars(
 ) -> ListDeletedTabularsResponse:
     """Soft-dropped tables and views, oldest drop first; only those the caller may describe (their grants
     outlive the drop), a warehouse the caller cannot see answers 404."""
+    if await req.read_model.warehouse_by_id(conn, warehouse_id) is None:  # also one held after a forced deletion
+        raise NoSuchWarehouseError(f"Warehouse {warehouse_id} does not exist")
     authz, principal = req.access.authz, req.access.principal
     visible_to: list[str] | None = None
     if not await authz.sees_everything_in(conn, principal, warehouse_id):
