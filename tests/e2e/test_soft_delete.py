@@ -17,9 +17,11 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import NoSuchTableError
 
-from tests.e2e.conftest import RunningCatalog, start_catalog, stop_catalog
+from catalog_es.store.secrets import generate_secrets_key
+from tests.e2e.conftest import RunningCatalog, eventually, start_catalog, stop_catalog
 from tests.e2e.rest_helpers import SCHEMA as REST_SCHEMA
 from tests.e2e.test_views import view_version
+from tests.integration.s3_server import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY, make_bucket, object_keys
 
 pytestmark = pytest.mark.e2e
 
@@ -73,6 +75,7 @@ def server(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
             "CATALOG_ES__PG_DSN": dsn,
             "CATALOG_ES__NATS__ENABLED": "false",
             "CATALOG_ES__WAREHOUSE_DELETE_HOLD_SECONDS": "3600",
+            "CATALOG_ES__SECRETS_KEY": generate_secrets_key(),  # the S3 warehouse's credential
         },
     )
     server = Server(running, work)
@@ -260,3 +263,45 @@ def test_warehouse_deleted_with_force_is_missing_until_undeleted_within_its_hold
     assert again.status_code == 404, again.text
     back = load_catalog("held-again", type="rest", uri=server.running.catalog_uri, warehouse="held-again")
     assert back.load_table("ns.kept").scan().to_arrow()["id"].to_pylist() == [5]
+
+
+def test_expired_drop_with_purge_removes_the_objects_of_an_s3_warehouse(server: Server, s3_endpoint: str) -> None:
+    bucket = make_bucket(s3_endpoint)
+    profile = {
+        "type": "s3",
+        "bucket": bucket,
+        "key-prefix": "lake",
+        "region": REGION,
+        "endpoint": s3_endpoint,
+        "path-style-access": True,
+        "flavor": "s3-compat",
+    }
+    credential = {
+        "type": "s3",
+        "credential-type": "access-key",
+        "access-key-id": ACCESS_KEY_ID,
+        "secret-access-key": SECRET_ACCESS_KEY,
+    }
+    body = {
+        "warehouse-name": "s3-soft",
+        "storage-profile": profile,
+        "storage-credential": credential,
+        "delete-profile": {"type": "soft", "expiration-seconds": 1},
+    }
+    created = server.api.post("/management/v1/warehouse", json=body, timeout=60)
+    assert created.status_code == 201, created.text
+    keys = {"s3.access-key-id": ACCESS_KEY_ID, "s3.secret-access-key": SECRET_ACCESS_KEY}
+    ice = load_catalog("s3-soft", type="rest", uri=server.running.catalog_uri, warehouse="s3-soft", **keys)
+    ice.create_namespace("ns")
+    table = ice.create_table("ns.gone", schema=SCHEMA)
+    table.append(pa.table({"id": [1, 2]}))
+    prefix = table.location().removeprefix(f"s3://{bucket}/") + "/"
+    assert object_keys(s3_endpoint, bucket, prefix)
+
+    ice.purge_table("ns.gone")
+
+    assert eventually(lambda: not object_keys(s3_endpoint, bucket, prefix), timeout=60)
+    warehouse_id = str(created.json()["warehouse-id"])
+    assert server.deleted(warehouse_id) == []
+    history = server.api.get("/management/v1/events", params={"type": "table.expired", "warehouse": warehouse_id})
+    assert [event["data"]["table_id"] for event in history.json()["events"]] == [str(table.metadata.table_uuid)]
