@@ -146,7 +146,7 @@ async def handle_drop_namespace(cmd: DropNamespace, ctx: CommandContext) -> None
         NoSuchNamespaceError: it does not exist.
         NamespaceNotEmptyError: it still holds tables (also soft-dropped ones) or child namespaces.
     """
-    warehouse = await ctx.warehouse(cmd.warehouse_id) if cmd.recursive or ctx.soft_deletes is not None else None
+    warehouse = await ctx.warehouse(cmd.warehouse_id) if cmd.recursive else None
     async with ctx.store.transaction(cmd.metadata) as tx:
         row = await ctx.existing_namespace(tx.conn, cmd.warehouse_id, cmd.namespace)
         if ctx.soft_deletes is not None and await ctx.soft_deletes.hidden_in(
