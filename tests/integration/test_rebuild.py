@@ -245,12 +245,12 @@ def test_rebuild_reproduces_every_read_model_when_log_is_replayed(open_catalog, 
         set(live)
         == set(READ_MODEL_TABLES)
         == {"server_info", "projects", "warehouses", "namespaces", "tables", "views"}
-        | {"deleted_tabulars", "deleted_namespaces"}  # soft deletion: tests/integration/test_soft_delete.py
+        | {"deleted_tabulars", "deleted_namespaces", "deleted_warehouses"}  # tests/integration/test_soft_delete.py
     )
     for table in READ_MODEL_TABLES:
         # Views (and their events) are exercised by test_views_rebuild.py, on top of this scenario; soft
         # deletion's relations by test_soft_delete.py (verified after soft drops, undrops and expiry).
-        exercised_elsewhere = ("views", "deleted_tabulars", "deleted_namespaces")
+        exercised_elsewhere = ("views", "deleted_tabulars", "deleted_namespaces", "deleted_warehouses")
         assert live[table] or table in exercised_elsewhere, f"live {table} is empty: the scenario does not exercise it"
         assert rebuilt[table] == live[table], f"rebuilt {table} differs from the live read model"
     assert len(live["namespaces"]) == 2
