@@ -99,6 +99,8 @@ async def open_services(
             endpoints=settings.endpoint_policy,
             file_roots=file_roots if file_roots is not None else settings.file_roots,
             server_side_rebase=settings.server_side_rebase,
+            soft_deletes=state,
+            warehouse_hold_seconds=settings.warehouse_delete_hold_seconds,
         )
         yield Services(
             settings=settings,

@@ -95,6 +95,9 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     enable_default_project: bool = True  # requests without `x-project-id` use the NIL-UUID project
     # Deepest namespace createNamespace accepts (Lakekeeper's limit is 5); deeper ones get 400.
     max_namespace_depth: Annotated[int, msgspec.Meta(ge=1)] = 5
+    # A warehouse deleted with `force` stays undeletable this long (`POST /management/v1/warehouse/{id}/undelete`);
+    # 0: deleted at once, as Lakekeeper does.
+    warehouse_delete_hold_seconds: Annotated[int, msgspec.Meta(ge=0)] = 0
     # Storage-credential encryption key: URL-safe base64 of 32 bytes; embedded mode generates <data_dir>/secrets.key.
     secrets_key: str | None = None
     nats: RelayConfig = RelayConfig()  # CATALOG_ES__NATS__*

@@ -16,6 +16,7 @@ from catalog_es.identifiers import Namespace
 from catalog_es.metadata.commit_cache import ParsedMetadataCache
 from catalog_es.metadata.rebase import RebaseMode
 from catalog_es.protection import ProtectionState
+from catalog_es.soft_delete import SoftDeleteState
 from catalog_es.state import AccessState, CatalogState, NamespaceRow, WarehouseLookup, WarehouseRow
 from catalog_es.storage.file_roots import FileStorageRoots
 from catalog_es.storage.files import WarehouseStorage
@@ -47,6 +48,10 @@ class CommandContext:
     server_side_rebase: RebaseMode = "opt-in"
     # Parsed table metadata by location: a hot table's commit parses nothing (issue 19 §2).
     parsed_metadata: ParsedMetadataCache = field(default_factory=ParsedMetadataCache, compare=False, repr=False)
+    # The soft-deleted read model (commands/soft_delete.py); None where nothing undrops (most tests).
+    soft_deletes: SoftDeleteState | None = None
+    # How long a warehouse deleted with `force` can still be undeleted (commands/warehouse_hold.py); 0: not at all.
+    warehouse_hold_seconds: int = 0
     _credentials: dict[uuid.UUID, StorageCredential] = field(default_factory=dict, compare=False, repr=False)
     _storages: dict[bytes, WarehouseStorage] = field(default_factory=dict, compare=False, repr=False)
 
@@ -85,6 +90,11 @@ class CommandContext:
             storage = WarehouseStorage(profile, credential, self.endpoints)
             self._storages[key] = storage
         return storage
+
+    def deleted(self) -> SoftDeleteState:
+        if self.soft_deletes is None:
+            raise AssertionError("this command context has no soft-deleted read model")
+        return self.soft_deletes
 
     def now_ms(self) -> int:
         return millis(self.clock.now())

@@ -20,6 +20,7 @@ from catalog_es.storage.layout import namespace_location
 from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext
 from commands.protection import require_unprotected_namespace
+from commands.soft_delete import drop_namespace_tree
 
 
 class CreateNamespace(msgspec.Struct, frozen=True):
@@ -49,6 +50,8 @@ class DropNamespace(msgspec.Struct, frozen=True):
     namespace: Namespace
     metadata: EventMetadata
     force: bool = False  # overrides protection of the namespace and of anything below it
+    recursive: bool = False  # with everything inside (commands/soft_delete.py: hidden on a soft warehouse)
+    purge_requested: bool = False  # a recursive soft drop: purge its tables' files when they expire
 
 
 def _validate(namespace: Namespace) -> None:
@@ -137,16 +140,28 @@ async def handle_update_namespace_properties(
 
 
 async def handle_drop_namespace(cmd: DropNamespace, ctx: CommandContext) -> None:
-    """Drop an empty namespace.
+    """Drop an empty namespace, or with `recursive` everything inside it too.
+
+    A namespace still holding soft-dropped tables or views is not empty: they would lose their namespace.
 
     Raises:
         NoSuchNamespaceError: it does not exist.
-        NamespaceNotEmptyError: it still holds tables or child namespaces.
+        NamespaceNotEmptyError: it still holds tables (also soft-dropped ones) or child namespaces.
         ProtectedError: it (or anything below it) is protected and the drop is not forced.
     """
+    warehouse = await ctx.warehouse(cmd.warehouse_id) if cmd.recursive else None
     async with ctx.store.transaction(cmd.metadata) as tx:
         row = await ctx.existing_namespace(tx.conn, cmd.warehouse_id, cmd.namespace)
         await require_unprotected_namespace(ctx, tx.conn, cmd.warehouse_id, cmd.namespace, force=cmd.force)
+        if ctx.soft_deletes is not None and await ctx.soft_deletes.hidden_in(
+            tx.conn, cmd.warehouse_id, row.namespace.key
+        ):
+            raise NamespaceNotEmptyError(
+                f"Namespace {cmd.namespace} holds soft-dropped tables or views: undrop them or let them expire"
+            )
+        if cmd.recursive and warehouse is not None:
+            await drop_namespace_tree(tx, ctx, warehouse, row, purge=cmd.purge_requested)
+            return
         if not await ctx.state.namespace_is_empty(tx.conn, row):
             raise NamespaceNotEmptyError(f"Namespace is not empty: {cmd.namespace}")
         event = NamespaceDropped(namespace_id=row.id, warehouse_id=row.warehouse_id)

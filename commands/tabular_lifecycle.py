@@ -16,6 +16,7 @@ from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext, off_loop
 from commands.name_conflicts import name_holder, rename_target_taken
 from commands.protection import require_unprotected_tabular
+from commands.soft_delete import soft_drop_tabular, soft_expiration_seconds
 from commands.tabular_purge import purge_task
 from commands.tabulars import (
     TABLE,
@@ -79,7 +80,8 @@ class RegisterView(msgspec.Struct, frozen=True):
 async def handle_drop_table(cmd: DropTable, ctx: CommandContext) -> None:
     """Drop the table; with `purge_requested` (when None: the delete profile's `purge-by-default`) a
     `tabular_purge` task is scheduled in the drop's own transaction and a worker deletes the files
-    (`commands/tabular_purge.py`).
+    (`commands/tabular_purge.py`). On a soft-delete warehouse the table is only hidden (commands/soft_delete.py)
+    and its purge is scheduled when it expires (commands/expiration.py).
 
     Purge deletes only what the catalog knows is the table's: the files its metadata references inside its
     own location (see `WarehouseStorage.purge_table`), never a whole directory it may share with others.
@@ -90,7 +92,7 @@ async def handle_drop_table(cmd: DropTable, ctx: CommandContext) -> None:
     """
     warehouse = await ctx.warehouse(cmd.warehouse_id)
     purge = purge_by_default(warehouse.delete_profile) if cmd.purge_requested is None else cmd.purge_requested
-    await _drop(TABLE, ctx, cmd.warehouse_id, cmd.namespace, cmd.name, cmd.metadata, purge=purge, force=cmd.force)
+    await _drop(TABLE, ctx, warehouse, cmd.namespace, cmd.name, cmd.metadata, purge=purge, force=cmd.force)
 
 
 async def handle_drop_view(cmd: DropView, ctx: CommandContext) -> None:
@@ -100,13 +102,14 @@ async def handle_drop_view(cmd: DropView, ctx: CommandContext) -> None:
         NoSuchViewError: it does not exist.
         ProtectedError: it is protected and the drop is not forced.
     """
-    await _drop(VIEW, ctx, cmd.warehouse_id, cmd.namespace, cmd.name, cmd.metadata, purge=False, force=cmd.force)
+    warehouse = await ctx.warehouse(cmd.warehouse_id)
+    await _drop(VIEW, ctx, warehouse, cmd.namespace, cmd.name, cmd.metadata, purge=False, force=cmd.force)
 
 
 async def _drop(
     kind: TabularKind,
     ctx: CommandContext,
-    warehouse_id: uuid.UUID,
+    warehouse: WarehouseRow,
     namespace: Namespace,
     name: str,
     metadata: EventMetadata,
@@ -114,14 +117,18 @@ async def _drop(
     purge: bool,
     force: bool = False,
 ) -> TabularRow:
+    seconds = soft_expiration_seconds(warehouse)
     async with ctx.store.transaction(metadata) as tx:
-        row = await kind.row(ctx, tx.conn, warehouse_id, namespace, name)
+        row = await kind.row(ctx, tx.conn, warehouse.id, namespace, name)
         if row is None:
             raise kind.missing(namespace, name)
         await require_unprotected_tabular(ctx, tx.conn, row.kind, row.id, f"{namespace}.{row.name}", force=force)
+        if seconds is not None:
+            await soft_drop_tabular(tx, ctx, warehouse, row, purge=purge, seconds=seconds)
+            return row
         await tx.append(kind.dropped(row, purge), expected_version=row.version)
         if purge and kind is TABLE:
-            await schedule_task(tx, ctx, purge_task(warehouse_id, row))
+            await schedule_task(tx, ctx, purge_task(warehouse.id, row))
     return row
 
 

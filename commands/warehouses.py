@@ -43,6 +43,7 @@ from catalog_es.store.eventstore import EventMetadata, Transaction
 from commands.context import CommandContext, off_loop
 from commands.projects import existing_project, validate_display_name
 from commands.protection import require_unprotected_warehouse
+from commands.warehouse_hold import hold_warehouse
 
 Json = dict[str, object]
 
@@ -122,6 +123,8 @@ async def _require_exclusive_location(
     The message names no other project's warehouse (it may not be the caller's to see).
     """
     others = [row.location for row in await ctx.state.all_warehouses(conn) if row.id != except_id]
+    if ctx.soft_deletes is not None:  # a warehouse held after a forced deletion keeps its location
+        others += await ctx.soft_deletes.held_warehouse_locations(conn)
     if await off_loop(_any_overlap, location, others):
         raise BadRequestError(f"Storage location {location} overlaps the location of another warehouse")
 
@@ -260,7 +263,9 @@ async def handle_delete_warehouse(cmd: DeleteWarehouse, ctx: CommandContext) -> 
     """Refused while the warehouse holds namespaces, tables or views, unless forced.
 
     Forced: every table, view and namespace is dropped by its own event first (files are kept),
-    so consumers and projections see each of them go.
+    so consumers and projections see each of them go; with a hold (`CommandContext.warehouse_hold_seconds`) all
+    that happens only when the hold runs out, and until then the warehouse can be undeleted
+    (commands/warehouse_hold.py).
     Raises: NotEmptyError; ProtectedError when the warehouse is protected and the delete is not forced.
     """
     async with ctx.store.transaction(cmd.metadata) as tx:
@@ -269,6 +274,9 @@ async def handle_delete_warehouse(cmd: DeleteWarehouse, ctx: CommandContext) -> 
         contents = await ctx.state.warehouse_contents(tx.conn, row.id)
         if not contents.empty and not cmd.force:
             raise NotEmptyError(f"Warehouse {row.name!r} still has namespaces or tables; drop them or pass force=true")
+        if cmd.force and ctx.warehouse_hold_seconds > 0:  # held back: undeletable until the hold runs out
+            await hold_warehouse(tx, ctx, row)
+            return
         for table_id, version in contents.tables:
             await tx.append(
                 TableDropped(table_id=table_id, warehouse_id=row.id, purge_requested=False), expected_version=version

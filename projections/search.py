@@ -22,6 +22,13 @@ from catalog_es.events import (
     ViewRegistered,
     ViewRenamed,
 )
+from catalog_es.events.lifecycle import (
+    NamespaceExpired,
+    TableSoftDropped,
+    TableUndropped,
+    ViewSoftDropped,
+    ViewUndropped,
+)
 from catalog_es.identifiers import name_key
 from catalog_es.privileges import IMPLIED_BY
 from catalog_es.store.database import Connection
@@ -108,8 +115,34 @@ async def _(event: TableRenamed | ViewRenamed, conn: Connection) -> None:
 
 @_apply.register(TableDropped)
 @_apply.register(ViewDropped)
-async def _(event: TableDropped | ViewDropped, conn: Connection) -> None:
+@_apply.register(TableSoftDropped)
+@_apply.register(ViewSoftDropped)
+async def _(event: TableDropped | ViewDropped | TableSoftDropped | ViewSoftDropped, conn: Connection) -> None:
     await conn.execute("DELETE FROM tabular_search WHERE id = %s", (event.entity_id,))
+
+
+@_apply.register(TableUndropped)
+@_apply.register(ViewUndropped)
+async def _(event: TableUndropped | ViewUndropped, conn: Connection) -> None:
+    """Back under its (maybe new) name; a soft-dropped namespace kept its `search_namespaces` row for this."""
+    await conn.execute(
+        "INSERT INTO tabular_search (id, warehouse_id, kind, namespace_id, namespace, name, name_key)"
+        f" VALUES (%s, %s, %s, %s, {_NAMESPACE}, %s, %s)",
+        (
+            event.entity_id,
+            event.warehouse_id,
+            "table" if isinstance(event, TableUndropped) else "view",
+            event.namespace_id,
+            event.namespace_id,
+            event.name,
+            name_key(event.name),
+        ),
+    )
+
+
+@_apply.register
+async def _(event: NamespaceExpired, conn: Connection) -> None:
+    await conn.execute("DELETE FROM search_namespaces WHERE id = %s", (event.namespace_id,))
 
 
 class SearchHit(msgspec.Struct, frozen=True, rename="kebab"):

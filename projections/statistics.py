@@ -21,6 +21,14 @@ from catalog_es.events import (
     ViewRegistered,
     WarehouseCreated,
 )
+from catalog_es.events.lifecycle import (
+    NamespaceSoftDropped,
+    NamespaceUndropped,
+    TableSoftDropped,
+    TableUndropped,
+    ViewSoftDropped,
+    ViewUndropped,
+)
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from catalog_es.store.migrations import Migration
@@ -70,6 +78,13 @@ _DELTAS: dict[type, tuple[int, int, int, int]] = {
     ViewRegistered: (0, 0, 1, 0),
     ViewDropped: (0, 0, -1, 0),
     ViewCommitted: (0, 0, 0, 1),
+    # Soft-dropped objects are not live; expiring them changes nothing more.
+    NamespaceSoftDropped: (-1, 0, 0, 0),
+    NamespaceUndropped: (1, 0, 0, 0),
+    TableSoftDropped: (0, -1, 0, 0),
+    TableUndropped: (0, 1, 0, 0),
+    ViewSoftDropped: (0, 0, -1, 0),
+    ViewUndropped: (0, 0, 1, 0),
 }
 
 _UPSERT = (

@@ -100,10 +100,24 @@ class NamespacesController(Controller):
 
     @delete("/{namespace:str}", status_code=204, opt=requires(forcing(on_namespace("modify"))))
     async def drop_namespace(
-        self, req: NamedDependency[RequestScope], namespace: FromPath[str], force: FromQuery[bool] = False
+        self,
+        req: NamedDependency[RequestScope],
+        namespace: FromPath[str],
+        recursive: Annotated[bool, QueryParameter()] = False,
+        purge_requested: Annotated[bool, QueryParameter(name="purgeRequested")] = False,
+        force: FromQuery[bool] = False,
     ) -> None:
-        """A namespace that is (or holds anything) protected answers 409 unless `force=true` (see `forcing`)."""
-        command = DropNamespace(req.warehouse.id, parse_namespace(namespace), req.meta, force=force)
+        """`recursive=true` drops everything inside too (Lakekeeper's extension); on a soft-delete warehouse the
+        whole tree is hidden and can be undropped (`deleted-tabulars/undrop` with a `namespace` target). A
+        namespace that is (or holds anything) protected answers 409 unless `force=true` (see `forcing`)."""
+        command = DropNamespace(
+            req.warehouse.id,
+            parse_namespace(namespace),
+            req.meta,
+            recursive=recursive,
+            purge_requested=purge_requested,
+            force=force,
+        )
         await handle_drop_namespace(command, req.ctx)
 
     @post("/{namespace:str}/properties", status_code=200, opt=requires(on_namespace("modify")))

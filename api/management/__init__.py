@@ -7,6 +7,7 @@ from litestar import Router
 from api.auth.rules import preflight, server_operator
 from api.management.access_log import access_log
 from api.management.audit import AuditController
+from api.management.deleted_tabulars import DELETED_TABULAR_ROUTES
 from api.management.endpoint_statistics import get_endpoint_statistics
 from api.management.maintenance import MAINTENANCE_ROUTES
 from api.management.permissions import PermissionsController
@@ -35,6 +36,7 @@ def management_router() -> Router:
             WarehousesController,
             search_warehouse,
             *MAINTENANCE_ROUTES,
+            *DELETED_TABULAR_ROUTES,
             TasksController,
             search_tabular,
             get_warehouse_statistics,

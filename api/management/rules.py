@@ -12,7 +12,7 @@ from api.container import services
 from api.dependencies import project_id_of
 from api.management.access_checks import not_found
 from api.management.wire import CreateWarehouseRequest, UpdateStorageRequest
-from catalog_es.errors import NoSuchProjectError, NotAuthorizedError
+from catalog_es.errors import NoSuchProjectError, NoSuchWarehouseError, NotAuthorizedError
 from catalog_es.events.access import ObjectKind
 from catalog_es.privileges import SERVER_OBJECT_ID
 from projections.permissions import queries as permissions_queries
@@ -42,7 +42,10 @@ async def new_warehouse_project(
 
 def on_warehouse(privilege: str | None) -> Rule:
     async def rule(check: Check, params: dict[str, Any], _: ASGIConnection[Any, Any, Any, Any]) -> None:
-        await check.warehouse(str(params["warehouse_id"]), privilege)
+        warehouse_id = await check.warehouse(str(params["warehouse_id"]), privilege)
+        # A warehouse held after a forced deletion keeps its grants, yet is missing (commands/warehouse_hold.py).
+        if await check.read_model.warehouse_by_id(check.conn, warehouse_id) is None:
+            raise NoSuchWarehouseError(f"Warehouse {warehouse_id} does not exist")
 
     return rule
 

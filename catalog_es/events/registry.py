@@ -7,14 +7,13 @@ import msgspec
 from catalog_es.events.access import ACCESS_EVENTS
 from catalog_es.events.base import Event, Json
 from catalog_es.events.catalog import CATALOG_EVENTS
+from catalog_es.events.lifecycle import LIFECYCLE_EVENTS
 from catalog_es.events.maintenance import MAINTENANCE_EVENTS
 from catalog_es.events.protection import PROTECTION_EVENTS
 from catalog_es.events.tasks import TASK_EVENTS
 
-EVENT_TYPES: dict[str, type[Event]] = {
-    cls.type_name: cls
-    for cls in (*CATALOG_EVENTS, *ACCESS_EVENTS, *TASK_EVENTS, *MAINTENANCE_EVENTS, *PROTECTION_EVENTS)
-}
+_FAMILIES = (CATALOG_EVENTS, ACCESS_EVENTS, TASK_EVENTS, MAINTENANCE_EVENTS, PROTECTION_EVENTS, LIFECYCLE_EVENTS)
+EVENT_TYPES: dict[str, type[Event]] = {cls.type_name: cls for family in _FAMILIES for cls in family}
 
 
 def event_data(event: Event) -> Json:

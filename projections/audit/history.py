@@ -110,7 +110,7 @@ class EventFilter(msgspec.Struct, frozen=True, kw_only=True):
         for kind, name in (("table", self.table_name), ("view", self.view_name)):
             if name is not None:
                 clauses.append(sql.SQL(_EVER_NAMED))
-                params += [types_of(kind, "created", "registered", "renamed"), name]
+                params += [types_of(kind, "created", "registered", "renamed", "undropped"), name]
         if self.types:
             clauses.append(sql.SQL("type = ANY(%s)"))
             params.append([event_type(name) for name in self.types])

@@ -26,9 +26,12 @@ _BATCH = 5000
 _TYPES = [
     f"io.catalog-es.{kind}.{action}.v1"
     for kind, actions in (
-        ("namespace", ("created", "properties-updated", "dropped")),
-        ("table", ("created", "registered", "committed", "renamed", "dropped")),
-        ("view", ("created", "registered", "committed", "renamed", "dropped")),
+        ("namespace", ("created", "properties-updated", "dropped", "soft-dropped", "undropped")),
+        (
+            "table",
+            ("created", "registered", "committed", "renamed", "dropped", "soft-dropped", "undropped", "restored"),
+        ),
+        ("view", ("created", "registered", "committed", "renamed", "dropped", "soft-dropped", "undropped")),
     )
     for action in actions
 ]
@@ -62,6 +65,7 @@ class Snapshot:
         default_factory=lambda: {"table": {}, "view": {}}
     )
     where: dict[uuid.UUID, tuple[uuid.UUID, str]] = field(default_factory=dict)  # tabular id -> its key
+    hidden: dict[uuid.UUID, Any] = field(default_factory=dict)  # soft-dropped tabulars and namespaces, by id
 
     def apply(self, position: int, event_type: str, stream_id: str, data: dict[str, Any]) -> None:
         kind, _, action = event_type.removeprefix("io.catalog-es.").removesuffix(".v1").partition(".")
@@ -70,14 +74,21 @@ class Snapshot:
             self._namespace(entity_id, action, data)
             return
         objects = self.tabulars[kind]
-        if action in ("created", "registered", "renamed"):
+        if action == "soft-dropped" and entity_id in self.where:
+            self.hidden[entity_id] = objects.pop(self.where.pop(entity_id))
+        elif action == "undropped" and entity_id in self.hidden:
+            tabular = self.hidden.pop(entity_id)
+            tabular.name, tabular.namespace_id = data["name"], uuid.UUID(data["namespace_id"])
+            self.where[entity_id] = key = (tabular.namespace_id, name_key(data["name"]))
+            objects[key] = tabular
+        elif action in ("created", "registered", "renamed"):
             old = self.where.pop(entity_id, None)
             previous = objects.pop(old, None) if old else None
             key = (uuid.UUID(data["namespace_id"]), name_key(data["name"]))
             metadata_position = position if action != "renamed" or previous is None else previous.metadata_position
             objects[key] = _Tabular(entity_id, uuid.UUID(data["warehouse_id"]), key[0], data["name"], metadata_position)
             self.where[entity_id] = key
-        elif action == "committed" and entity_id in self.where:
+        elif action in ("committed", "restored") and entity_id in self.where:
             # Replaced, never changed in place: a copy of this snapshot shares its entries.
             key = self.where[entity_id]
             objects[key] = dataclasses.replace(objects[key], metadata_position=position)
@@ -109,6 +120,12 @@ class Snapshot:
             self.namespaces[key] = NamespaceRow(row.id, row.warehouse_id, row.parts, properties, row.version + 1)
         elif action == "dropped" and namespace_id in self.namespace_ids:
             self.namespaces.pop(self.namespace_ids.pop(namespace_id), None)
+        elif action == "soft-dropped" and namespace_id in self.namespace_ids:
+            self.hidden[namespace_id] = self.namespaces.pop(self.namespace_ids.pop(namespace_id))
+        elif action == "undropped" and namespace_id in self.hidden:
+            row = self.hidden.pop(namespace_id)
+            self.namespaces[(row.warehouse_id, row.namespace.key)] = row
+            self.namespace_ids[namespace_id] = (row.warehouse_id, row.namespace.key)
 
 
 class FuturePositionError(BadRequestError):

@@ -41,6 +41,7 @@ from catalog_es.events import (
     WarehouseStorageUpdated,
 )
 from catalog_es.events.access import AccessEvent
+from catalog_es.events.lifecycle import LIFECYCLE_EVENTS
 from catalog_es.events.maintenance import MaintenanceJobEvent, PolicyEvent
 from catalog_es.events.protection import (
     NamespaceProtectionSet,
@@ -56,14 +57,21 @@ from catalog_es.storage.delete_profiles import HARD_DELETE
 from catalog_es.storage.profiles import base_location, decode_profile
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
+from projections.catalog.lifecycle import DELETED_TABLES, project_lifecycle
 
-READ_MODEL_TABLES = ("server_info", "projects", "warehouses", "namespaces", "tables", "views")
+READ_MODEL_TABLES = ("server_info", "projects", "warehouses", "namespaces", "tables", "views", *DELETED_TABLES)
 
 
 async def project_catalog(conn: Connection, events: Sequence[RecordedEvent]) -> None:
     """Apply events in order; the same function serves requests and rebuilds."""
     for recorded in events:
-        await _apply(recorded.decode(), conn, recorded.stream_version)
+        event = recorded.decode()
+        if isinstance(
+            event, LIFECYCLE_EVENTS
+        ):  # soft deletion records when and by whom (projections/catalog/lifecycle.py)
+            await project_lifecycle(event, conn, recorded)
+        else:
+            await _apply(event, conn, recorded.stream_version)
 
 
 @singledispatch
@@ -199,6 +207,7 @@ async def _(event: WarehouseDeleteProfileUpdated, conn: Connection, version: int
 @_apply.register
 async def _(event: WarehouseDeleted, conn: Connection, version: int) -> None:
     await conn.execute("DELETE FROM warehouses WHERE id = %s", (event.warehouse_id,))
+    await conn.execute("DELETE FROM deleted_warehouses WHERE id = %s", (event.warehouse_id,))  # a held one expired
 
 
 @_apply.register

@@ -9,6 +9,7 @@ from catalog_es.identifiers import Namespace, name_key
 from catalog_es.locations import location_key
 from catalog_es.state import ClaimConflict, NamespaceRow, ProjectRow, TabularRow, WarehouseContents, WarehouseRow
 from catalog_es.store.database import Connection
+from projections.catalog.deleted_queries import DeletedQueries
 
 WAREHOUSE_COLUMNS = (
     "SELECT id, project_id, name, location, storage_profile, status, delete_profile,"
@@ -107,8 +108,8 @@ def _overlap_params(warehouse_id: uuid.UUID, location: str, except_table: uuid.U
     return (warehouse_id, except_table, ancestors, warehouse_id, except_table, below, below[:-1] + "0")
 
 
-class CatalogReadModel(ManagementQueries):
-    """Implements `catalog_es.state.CatalogState` and the listing queries of the catalog API."""
+class CatalogReadModel(ManagementQueries, DeletedQueries):
+    """Implements `catalog_es.state.CatalogState` (and `SoftDeleteState`) and the listing queries of the catalog API."""
 
     async def project_exists(self, conn: Connection, project_id: uuid.UUID) -> bool:
         return await _one(conn, "SELECT 1 FROM projects WHERE id = %s", (project_id,)) is not None

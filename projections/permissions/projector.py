@@ -39,6 +39,7 @@ from catalog_es.events.access import (
     UserDeleted,
     UserUpdated,
 )
+from catalog_es.events.lifecycle import NamespaceExpired, TableExpired, ViewExpired
 from catalog_es.identifiers import Namespace, name_key
 from catalog_es.privileges import SERVER_OBJECT_ID, role_principal, user_principal
 from catalog_es.store.database import Connection
@@ -206,6 +207,14 @@ async def _(event: TableRenamed | ViewRenamed, conn: Connection, recorded: Recor
 @_apply.register(TableDropped)
 @_apply.register(ViewDropped)
 async def _(event: TableDropped | ViewDropped, conn: Connection, recorded: RecordedEvent) -> None:
+    await _remove_object(conn, event.entity_id)
+
+
+# A soft drop keeps the object and its grants (an undrop restores them); it goes when the drop expires.
+@_apply.register(TableExpired)
+@_apply.register(ViewExpired)
+@_apply.register(NamespaceExpired)
+async def _(event: TableExpired | ViewExpired | NamespaceExpired, conn: Connection, recorded: RecordedEvent) -> None:
     await _remove_object(conn, event.entity_id)
 
 

@@ -19,6 +19,7 @@ from catalog_es.events import (
     ViewDropped,
     ViewRenamed,
 )
+from catalog_es.events.lifecycle import TableSoftDropped, TableUndropped, ViewSoftDropped, ViewUndropped
 from catalog_es.events.registry import types_of
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
@@ -41,6 +42,11 @@ LAKEKEEPER_TYPES = {
     ViewCommitted.type_name: "updateView",
     ViewRenamed.type_name: "renameView",
     ViewDropped.type_name: "dropView",
+    # Soft deletion: Lakekeeper publishes its soft drops as drops, and one `undropTabulars` per restored tabular.
+    TableSoftDropped.type_name: "dropTable",
+    ViewSoftDropped.type_name: "dropView",
+    TableUndropped.type_name: "undropTabulars",
+    ViewUndropped.type_name: "undropTabulars",
 }
 # Fixed namespace: the compatible event's id is derived from the catalog event's, so a re-publish dedups.
 _ID_NAMESPACE = uuid.UUID("5a0c6c36-4a55-4a35-9a34-8c43a7a9a1c1")
@@ -112,6 +118,8 @@ def _data(event: RecordedEvent, name: TabularName, previous: TabularName | None)
         return {"identifier": name.identifier, "requirements": data["requirements"], "updates": data["updates"]}
     if kind in ("renameTable", "renameView") and previous is not None:
         return {"source": previous.identifier, "destination": name.identifier}
+    if kind == "undropTabulars":
+        return {"id": tabular_id(event), "type": entity_and_action(event.type)[0], "identifier": name.identifier}
     return None
 
 
@@ -152,7 +160,7 @@ def lakekeeper_message(
 
 
 _KINDS = ("table", "view")
-_NAMING_TYPES = [name for kind in _KINDS for name in types_of(kind, "created", "registered", "renamed")]
+_NAMING_TYPES = [name for kind in _KINDS for name in types_of(kind, "created", "registered", "renamed", "undropped")]
 _DROPPED_TYPES = {name for kind in _KINDS for name in types_of(kind, "dropped")}
 _LAST_NAMING_EVENT = (
     "SELECT data FROM catalog_events WHERE stream_id = %s AND type = ANY(%s) AND global_position < %s"

@@ -196,7 +196,7 @@ class Relay:
         if action not in ("created", "registered"):
             previous = await names.tabular(conn, event.stream_id, before=before)
         name = previous
-        if action in ("created", "registered", "renamed"):
+        if action in ("created", "registered", "renamed", "undropped"):  # the name it has after the event
             name = await names.named(conn, str(data["namespace_id"]), str(data["name"]), before=before)
         if name is None:
             _log.warning("relay.lakekeeper_name_unknown", position=event.position)
