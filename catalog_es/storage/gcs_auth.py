@@ -30,9 +30,7 @@ def source_credentials(credential: GcsCredential | None) -> Credentials:
         raise StorageAccessError("GCS storage needs a credential (service-account-key or gcp-system-identity)")
     try:
         if isinstance(credential, GcsServiceAccountKeyCredential):
-            signer = service_account.Credentials.from_service_account_info(  # type: ignore[no-untyped-call]
-                credential.key, scopes=[READ_WRITE_SCOPE]
-            )
+            signer = service_account.Credentials.from_service_account_info(credential.key, scopes=[READ_WRITE_SCOPE])
             signing: Credentials = signer.with_always_use_jwt_access(True)
             return signing
         found, _ = google.auth.default(scopes=[READ_WRITE_SCOPE])
@@ -48,7 +46,7 @@ def access_token(credentials: Credentials) -> tuple[str, datetime]:
         StorageAccessError: the token cannot be made.
     """
     try:
-        credentials.refresh(Request())  # type: ignore[no-untyped-call]
+        credentials.refresh(Request())
     except (GoogleAuthError, ValueError) as exc:
         raise StorageAccessError(f"Cannot obtain a GCS access token: {type(exc).__name__}") from exc
     expiry = credentials.expiry or datetime.now(UTC).replace(tzinfo=None) + timedelta(minutes=30)
