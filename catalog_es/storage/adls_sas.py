@@ -65,13 +65,16 @@ def adls_vended_config(
     """Table config keys with a directory SAS (`sr=d`, depth of the table's path) for the table's location.
 
     A shared key signs here, without a request; client credentials and the system identity first ask Azure
-    for a user delegation key (blocking: run off the event loop). `now` is timezone-aware.
+    for a user delegation key (blocking: run off the event loop). `now` is timezone-aware. Nothing when the
+    profile has `sas-enabled` off.
 
     Raises:
         InvalidLocationError: the location is not a directory of this warehouse's filesystem.
         StorageAccessError: no delegation key could be obtained.
     """
     directory = table_directory(profile, table_location)
+    if not profile.sas_enabled:
+        return {}
     validity = max(profile.sas_token_validity_seconds or DEFAULT_VALIDITY, MIN_VALIDITY)
     start = now - START_BACKDATE
     expiry = start + timedelta(seconds=validity)

@@ -27,6 +27,7 @@ class GcsProfile(
 
     bucket: str
     key_prefix: str | None = None
+    sts_enabled: bool = False  # vend downscoped tokens (Google's STS) to clients that ask for them
     endpoint: str | None = None
     storage_layout: Json | None = None  # Lakekeeper's `storage-layout` (catalog_es.storage.layout)
 

@@ -75,13 +75,16 @@ def gcs_vended_config(
     permissions: GcsPermissions,
     exchange: TokenExchange | None = None,
 ) -> dict[str, str]:
-    """`gcs.oauth2.token` and its expiry for the table's prefix (blocking: calls Google; run off the loop).
+    """`gcs.oauth2.token` and its expiry for the table's prefix (blocking: calls Google; run off the loop);
+    nothing when the profile has `sts-enabled` off.
 
     Raises:
         InvalidLocationError: the location is not a prefix of this warehouse's bucket.
         StorageAccessError: the token exchange failed.
     """
     boundary = access_boundary(profile.bucket, table_prefix(profile, table_location), permissions)
+    if not profile.sts_enabled:
+        return {}
     token, expiry = (exchange or sts_exchange)(_exchange_source(credential), boundary)
     return {"gcs.oauth2.token": token, "gcs.oauth2.token-expires-at": str(int(expiry.timestamp() * 1000))}
 

@@ -15,7 +15,7 @@ import pytest
 from msgspec import Struct
 
 from tests.integration.s3_server import s3_endpoint  # noqa: F401 - the moto S3 fixture
-from tests.integration.store_emulators import azurite  # noqa: F401 - the Azurite fixture
+from tests.integration.store_emulators import azurite, gcs_emulator  # noqa: F401 - Azurite, the GCS emulator
 
 CLI = [sys.executable, "-m", "api"]
 # The moto S3 server (and other test endpoints) listen on 127.0.0.1: allowed for every test server unless

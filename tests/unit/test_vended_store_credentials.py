@@ -104,7 +104,7 @@ def test_sas_is_refused_when_location_is_not_a_table_directory_of_the_filesystem
 
 
 def gcs() -> GcsProfile:
-    profile = decode_profile({"type": "gcs", "bucket": "lake"})
+    profile = decode_profile({"type": "gcs", "bucket": "lake", "sts-enabled": True})
     assert isinstance(profile, GcsProfile)
     return profile
 
@@ -182,3 +182,17 @@ def test_catalog_token_is_a_self_signed_jwt_made_without_any_request_when_creden
     assert claims["scope"] == "https://www.googleapis.com/auth/devstorage.read_write"
     assert jwt.get_unverified_header(token)["kid"] == key["private_key_id"]
     assert timedelta(minutes=50) < expiry - datetime.now(UTC) <= timedelta(hours=1)
+
+
+def test_nothing_is_vended_when_the_profile_turns_vending_off():
+    shared = decode_credential({"type": "az", "credential-type": "shared-access-key", "key": ACCOUNT_KEY})
+    location = "abfss://lake@acct.dfs.core.windows.net/t"
+    assert adls_vended_config(adls(**{"sas-enabled": False}), shared, location, "read", NOW) == {}
+    off = decode_profile({"type": "gcs", "bucket": "lake"})
+    assert isinstance(off, GcsProfile)
+    google = decode_credential({"type": "gcs", "credential-type": "gcp-system-identity"})
+
+    def exchange(source, boundary):
+        raise AssertionError("no exchange when sts-enabled is off")
+
+    assert gcs_vended_config(off, google, "gs://lake/t", "read", exchange) == {}
