@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from typing import Final
 from urllib.parse import urlsplit
@@ -10,6 +11,9 @@ from catalog_es.errors import InvalidLocationError
 
 # Hadoop's older spellings of an S3 location: the same object, so one key for overlap checks.
 _S3_SPELLINGS: Final = ("s3a", "s3n")
+# Azure's Blob-endpoint spelling of an ADLS Gen2 location: `wasbs://fs@acct.blob.<suffix>/p` names the same
+# blob as `abfss://fs@acct.dfs.<suffix>/p`.
+_WASBS_HOST: Final = re.compile(r"(?P<prefix>[^@/]+@[^./]+)\.blob\.")
 
 
 def normalize_location(location: str) -> str:
@@ -44,9 +48,12 @@ def local_path(location: str) -> str:
 
 
 def location_key(location: str) -> str:
-    """The canonical location with `s3a://`/`s3n://` spelled `s3://`: what overlap checks compare."""
+    """The canonical location with `s3a://`/`s3n://` spelled `s3://` and `wasbs://fs@a.blob.…` spelled
+    `abfss://fs@a.dfs.…`: what overlap checks compare."""
     canonical = normalize_location(location)
     scheme, _, rest = canonical.partition("://")
+    if scheme == "wasbs":
+        return "abfss://" + _WASBS_HOST.sub(r"\g<prefix>.dfs.", rest, count=1)
     return f"s3://{rest}" if scheme in _S3_SPELLINGS else canonical
 
 
@@ -70,8 +77,8 @@ def require_inside_warehouse(location: str, warehouse_location: str, alternative
     engines need it so.
     """
     canonical = normalize_location(location)
-    scheme, _, rest = canonical.partition("://")
-    compared = f"{urlsplit(warehouse_location).scheme}://{rest}" if scheme in alternative_schemes else canonical
+    scheme = canonical.partition("://")[0]
+    compared = location_key(canonical) if scheme in alternative_schemes else canonical
     if not is_strictly_inside(compared, warehouse_location):
         raise InvalidLocationError(
             f"Location {location} is not a sub-location of the warehouse location {warehouse_location}"

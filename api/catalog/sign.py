@@ -27,7 +27,7 @@ from api.encoded_slash import decode_name
 from api.idempotency import NOT_IDEMPOTENT
 from catalog_es.errors import ForbiddenError
 from catalog_es.state import TabularRow, WarehouseRow
-from catalog_es.storage.profiles import S3Profile, decode_profile
+from catalog_es.storage.profiles import S3AccessKeyCredential, S3Profile, decode_profile
 from catalog_es.storage.sign_scope import S3Request, Scope, inside, request_scope
 from catalog_es.storage.signer import sign_request
 from catalog_es.store.database import Connection
@@ -131,8 +131,8 @@ async def _signed(
     if data.region != profile.region:
         raise ForbiddenError(f"The request is for region {data.region!r}, the warehouse's storage is in another")
     credential = await app.ctx.credential(warehouse)
-    if credential is None:
-        raise ForbiddenError("The warehouse has no storage credential to sign with")
+    if not isinstance(credential, S3AccessKeyCredential):
+        raise ForbiddenError("The warehouse has no S3 access key to sign with")
     body = data.body if scope.privilege == "modify" and data.method.upper() == "POST" and not scope.listing else None
     headers = sign_request(credential, profile.region, data.method, data.uri, data.headers, body)
     return RemoteSignResult(uri=data.uri, headers=headers), table.id, scope.privilege

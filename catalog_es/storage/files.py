@@ -17,10 +17,14 @@ from pyiceberg.serializers import Compressor
 
 from catalog_es.errors import InvalidLocationError, StorageAccessError
 from catalog_es.events import Json
-from catalog_es.locations import is_strictly_inside, local_path, normalize_location
+from catalog_es.locations import is_strictly_inside, local_path, location_key, normalize_location
+from catalog_es.storage.adls import AdlsProfile, adls_account_host
 from catalog_es.storage.file_roots import within
+from catalog_es.storage.gcs import GcsProfile
+from catalog_es.storage.object_stores import ObjectStoreIO, object_store_io
 from catalog_es.storage.outbound import EndpointPolicy
 from catalog_es.storage.profiles import (
+    S3AccessKeyCredential,
     S3Profile,
     StorageCredential,
     StorageProfile,
@@ -72,6 +76,7 @@ class WarehouseStorage:
         self.client_config = client_config(profile, credential)
         self._io: FileIO | None = None
         self._s3: Any = None
+        self._store: ObjectStoreIO | None = object_store_io(profile, credential, self._endpoints)  # ADLS, GCS
 
     def confined(self, location: str) -> str:
         """The canonical location, if it is on this warehouse's storage and at or below its base location.
@@ -81,8 +86,7 @@ class WarehouseStorage:
             InvalidLocationError: outside the base location, or a local path a symlink leads out of it.
         """
         canonical = self._require_own(location)
-        parts = urlsplit(canonical)
-        same_scheme = canonical.replace(f"{parts.scheme}://", f"{urlsplit(self._base).scheme}://", 1)
+        same_scheme = location_key(canonical)  # s3a/s3n, wasbs: the warehouse's own spelling
         if same_scheme != self._base and not is_strictly_inside(same_scheme, self._base):
             raise InvalidLocationError(f"Location {location} is outside the warehouse's storage {self._base}")
         if canonical.startswith("file://"):
@@ -104,7 +108,7 @@ class WarehouseStorage:
         try:
             path = _local_path(location)
             if path is None:
-                with self._file_io(location).new_output(location).create(overwrite=False) as stream:
+                with self._file_io(location).new_output(_io_spelling(location)).create(overwrite=False) as stream:
                     stream.write(content)
             else:  # a fifth of pyarrow's cost for what is one small file; "x": never overwrite
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -126,7 +130,7 @@ class WarehouseStorage:
         """
         self.confined(location)
         try:
-            with self._file_io(location).new_input(location).open() as stream:
+            with self._file_io(location).new_input(_io_spelling(location)).open() as stream:
                 raw = Compressor.get_compressor(location).stream_decompressor(stream).read()
         except FileNotFoundError:
             raise
@@ -145,7 +149,7 @@ class WarehouseStorage:
         """
         canonical = self.confined(location)
         if not _is_s3(canonical):
-            self._file_io(location).delete(location)
+            self._file_io(location).delete(_io_spelling(location))
             return
         bucket, key = _bucket_key(canonical)
         try:
@@ -157,7 +161,7 @@ class WarehouseStorage:
         """Remove up to `levels` local directories above a file while they are empty (a failed write's
         `metadata/` and new table directory), never the warehouse's base directory or anything above it."""
         canonical = self.confined(location)
-        if _is_s3(canonical):
+        if _local_path(canonical) is None:
             return  # object stores have no directories
         directory = os.path.dirname(local_path(canonical))
         base = local_path(self._base)
@@ -178,6 +182,8 @@ class WarehouseStorage:
             StorageAccessError: the S3 store cannot be listed.
         """
         canonical = self.confined(location)
+        if self._store is not None:
+            return self._store.is_empty(canonical)
         if _is_s3(canonical):
             return self._s3_is_empty(canonical)
         filesystem, path = pafs.FileSystem.from_uri(canonical)
@@ -210,6 +216,9 @@ class WarehouseStorage:
             StorageAccessError: the S3 store refused a listing or a deletion.
         """
         canonical = self.confined(location)
+        if self._store is not None:
+            self._store.purge(canonical)
+            return
         if _is_s3(canonical):
             self._s3_purge(canonical)
             return
@@ -258,7 +267,7 @@ class WarehouseStorage:
     def finish_purge(self, location: str) -> None:
         """After a purge: remove the local directories left empty at and below the table's location."""
         own = self.confined(location)
-        if not _is_s3(own):
+        if _local_path(own) is not None:
             remove_empty_directories(local_path(own))
 
     def _inside(self, own: str) -> Callable[[str], bool]:
@@ -292,11 +301,21 @@ class WarehouseStorage:
                 raise ForeignLocationError(
                     f"Location {location} is not in this warehouse's storage (bucket {self._profile.bucket!r})"
                 )
+        elif isinstance(self._profile, AdlsProfile | GcsProfile):
+            own = (
+                f"{self._profile.filesystem}@{adls_account_host(self._profile)}"
+                if isinstance(self._profile, AdlsProfile)
+                else self._profile.bucket
+            )
+            if parts.scheme not in location_schemes(self._profile) or urlsplit(location_key(canonical)).netloc != own:
+                raise ForeignLocationError(f"Location {location} is not in this warehouse's storage ({own})")
         elif parts.scheme != "file":
             raise ForeignLocationError(f"Location {location} is not in this warehouse's storage (local files)")
         return canonical
 
     def _file_io(self, location: str) -> FileIO:
+        if self._store is not None:
+            return self._store.file_io()
         if self._io is None:
             if isinstance(self._profile, S3Profile):
                 self._endpoints.check(self._profile.endpoint)
@@ -314,6 +333,8 @@ class WarehouseStorage:
             return str(exc)
         reason(exc, location)  # logs the details
         found = _AWS_SDK_ERROR.search(str(exc))
+        if self._store is not None:
+            return f"storage error in {self._store.describe()}"
         where = describe(self._profile) if isinstance(self._profile, S3Profile) else "object storage"
         return f"storage error in {where}" + (f" ({found.group(1)})" if found else "")
 
@@ -324,7 +345,8 @@ class WarehouseStorage:
 
     def _client(self, location: str) -> Any:
         if self._s3 is None:
-            self._s3 = s3_client(self._s3_profile(location), self._credential, self._endpoints)
+            credential = self._credential if isinstance(self._credential, S3AccessKeyCredential) else None
+            self._s3 = s3_client(self._s3_profile(location), credential, self._endpoints)
         return self._s3
 
     def _s3_is_empty(self, location: str) -> bool:
@@ -368,6 +390,11 @@ def _local_path(location: str) -> Path | None:
     if parts.scheme == "file" or (not parts.scheme and location.startswith("/")):
         return Path(unquote(parts.path))
     return None
+
+
+def _io_spelling(location: str) -> str:
+    """`wasbs://fs@a.blob.…` as `abfss://fs@a.dfs.…`: pyiceberg's adlfs FileIO knows only the latter."""
+    return location_key(location) if urlsplit(location).scheme == "wasbs" else location
 
 
 def _is_s3(location: str) -> bool:

@@ -12,6 +12,30 @@ import msgspec
 from catalog_es.errors import BadRequestError, InvalidLocationError
 from catalog_es.events import Json
 from catalog_es.locations import normalize_location
+from catalog_es.storage.adls import (
+    AdlsProfile,
+    AzureClientCredential,
+    AzureCredential,
+    AzureSharedKeyCredential,
+    AzureSystemIdentityCredential,
+    adls_base_location,
+    adls_client_config,
+    adls_schemes,
+    adls_update_error,
+    check_azure_credential,
+    checked_adls,
+)
+from catalog_es.storage.gcs import (
+    GcsCredential,
+    GcsProfile,
+    GcsServiceAccountKeyCredential,
+    GcsSystemIdentityCredential,
+    check_gcs_credential,
+    checked_gcs,
+    gcs_base_location,
+    gcs_client_config,
+    gcs_update_error,
+)
 from catalog_es.storage.layout import decode_layout
 
 # AWS's general-purpose bucket naming rules (also enforced for s3-compatible stores).
@@ -61,7 +85,7 @@ class S3Profile(_Profile, frozen=True, kw_only=True, tag="s3"):
     legacy_md5_behavior: bool | None = None
 
 
-StorageProfile = FileProfile | S3Profile
+StorageProfile = FileProfile | S3Profile | AdlsProfile | GcsProfile
 
 
 class S3AccessKeyCredential(
@@ -78,7 +102,7 @@ class S3AccessKeyCredential(
         return f"S3AccessKeyCredential(access_key_id={self.access_key_id!r}, secret_access_key='***')"
 
 
-StorageCredential = S3AccessKeyCredential
+StorageCredential = S3AccessKeyCredential | AzureCredential | GcsCredential
 
 # Lakekeeper spells the key pair `aws-access-key-id`/`aws-secret-access-key`; the short form stays an alias
 # (and is the form kept in the secret store, so credentials stored before keep decoding).
@@ -86,6 +110,17 @@ _CREDENTIAL_ALIASES: Final = {"aws-access-key-id": "access-key-id", "aws-secret-
 
 _CREDENTIALS: Final[dict[tuple[object, object], type[StorageCredential]]] = {
     ("s3", "access-key"): S3AccessKeyCredential,
+    ("az", "shared-access-key"): AzureSharedKeyCredential,
+    ("az", "client-credentials"): AzureClientCredential,
+    ("az", "azure-system-identity"): AzureSystemIdentityCredential,
+    ("gcs", "service-account-key"): GcsServiceAccountKeyCredential,
+    ("gcs", "gcp-system-identity"): GcsSystemIdentityCredential,
+}
+# Which credential types each profile type can use.
+_FITS: Final[dict[type[StorageProfile], tuple[type[StorageCredential], ...]]] = {
+    S3Profile: (S3AccessKeyCredential,),
+    AdlsProfile: (AzureSharedKeyCredential, AzureClientCredential, AzureSystemIdentityCredential),
+    GcsProfile: (GcsServiceAccountKeyCredential, GcsSystemIdentityCredential),
 }
 
 
@@ -103,6 +138,10 @@ def decode_profile(document: Json) -> StorageProfile:
         raise BadRequestError(f"Invalid storage profile: {exc}") from exc
     if isinstance(profile, FileProfile):
         return _checked_file(profile)
+    if isinstance(profile, AdlsProfile):
+        return msgspec.structs.replace(checked_adls(profile), storage_layout=_checked_layout(profile.storage_layout))
+    if isinstance(profile, GcsProfile):
+        return msgspec.structs.replace(checked_gcs(profile), storage_layout=_checked_layout(profile.storage_layout))
     return _checked_s3(profile)
 
 
@@ -118,16 +157,30 @@ def decode_credential(document: Json) -> StorageCredential:
     if kind is None:
         raise BadRequestError(
             f"Unsupported storage credential: type {document.get('type')!r}, "
-            f"credential-type {document.get('credential-type')!r} (supported: s3/access-key)"
+            f"credential-type {document.get('credential-type')!r} (supported: "
+            + ", ".join(f"{kind}/{name}" for kind, name in _CREDENTIALS)
+            + ")"
         )
     document = _unaliased(document)
     try:
         credential = msgspec.convert(document, kind)
     except msgspec.ValidationError as exc:
         raise BadRequestError(f"Invalid storage credential: {exc}") from exc
-    if not credential.access_key_id.strip() or not credential.secret_access_key.strip():
-        raise BadRequestError("Invalid storage credential: access-key-id and secret-access-key must not be empty")
+    if isinstance(credential, S3AccessKeyCredential):
+        if not credential.access_key_id.strip() or not credential.secret_access_key.strip():
+            raise BadRequestError("Invalid storage credential: access-key-id and secret-access-key must not be empty")
+    elif isinstance(credential, GcsServiceAccountKeyCredential | GcsSystemIdentityCredential):
+        check_gcs_credential(credential)
+    else:
+        check_azure_credential(credential)
     return credential
+
+
+def check_credential_fits(profile: StorageProfile, credential: StorageCredential | None) -> None:
+    """Raises: BadRequestError for a credential of another store than the profile's (an S3 key for ADLS)."""
+    if credential is not None and not isinstance(credential, _FITS.get(type(profile), ())):
+        tag = type(credential).__struct_config__.tag
+        raise BadRequestError(f"A {_kind(profile)} storage profile cannot use a {tag!r} credential")
 
 
 def _unaliased(document: Json) -> Json:
@@ -161,6 +214,10 @@ def base_location(profile: StorageProfile) -> str:
     """The warehouse's base location, canonical (`file:///abs/path`, `s3://bucket/key-prefix`)."""
     if isinstance(profile, FileProfile):
         return normalize_location(profile.location)
+    if isinstance(profile, AdlsProfile):
+        return normalize_location(adls_base_location(profile))
+    if isinstance(profile, GcsProfile):
+        return normalize_location(gcs_base_location(profile))
     return normalize_location(f"s3://{profile.bucket}/{profile.key_prefix or ''}")
 
 
@@ -168,6 +225,10 @@ def location_schemes(profile: StorageProfile) -> tuple[str, ...]:
     """URI schemes a table location in this warehouse may use (s3a/s3n only when allowed)."""
     if isinstance(profile, FileProfile):
         return ("file",)
+    if isinstance(profile, AdlsProfile):
+        return adls_schemes(profile)
+    if isinstance(profile, GcsProfile):
+        return ("gs",)
     return ("s3", "s3a", "s3n") if profile.allow_alternative_protocols else ("s3",)
 
 
@@ -184,6 +245,10 @@ def check_profile_update(old: StorageProfile, new: StorageProfile) -> None:
             f"Storage location cannot change from {base_location(old)} to {base_location(new)} "
             "(bucket, key-prefix and file location are immutable)"
         )
+    if isinstance(old, AdlsProfile) and isinstance(new, AdlsProfile) and (reason := adls_update_error(old, new)):
+        raise BadRequestError(reason)
+    if isinstance(old, GcsProfile) and isinstance(new, GcsProfile) and (reason := gcs_update_error(old, new)):
+        raise BadRequestError(reason)
     if isinstance(old, S3Profile) and isinstance(new, S3Profile) and old.region != new.region and not new.endpoint:
         raise BadRequestError(
             f"Region cannot change from {old.region} to {new.region} (only for stores with a custom endpoint)"
@@ -191,8 +256,8 @@ def check_profile_update(old: StorageProfile, new: StorageProfile) -> None:
 
 
 def fileio_properties(profile: StorageProfile, credential: StorageCredential | None) -> dict[str, str]:
-    """pyiceberg FileIO properties for the catalog's own IO (metadata files)."""
-    if isinstance(profile, FileProfile):
+    """pyiceberg FileIO properties for the catalog's own IO on S3 (ADLS and GCS: storage/adls_io, gcs_io)."""
+    if not isinstance(profile, S3Profile) or not isinstance(credential, S3AccessKeyCredential | None):
         return {}
     properties = {
         "py-io-impl": "pyiceberg.io.pyarrow.PyArrowFileIO",
@@ -215,7 +280,11 @@ def client_config(profile: StorageProfile, credential: StorageCredential | None)
 
     Static keys are included only when the profile says `share-static-credentials-with-clients`.
     """
-    if isinstance(profile, FileProfile):
+    if isinstance(profile, AdlsProfile):
+        return adls_client_config(profile)
+    if isinstance(profile, GcsProfile):
+        return gcs_client_config(profile)
+    if isinstance(profile, FileProfile) or not isinstance(credential, S3AccessKeyCredential | None):
         return {}
     config = {
         "s3.region": profile.region,
@@ -244,7 +313,7 @@ def _flag(value: bool) -> str:
 
 
 def _kind(profile: StorageProfile) -> str:
-    return "file" if isinstance(profile, FileProfile) else "s3"
+    return {FileProfile: "file", S3Profile: "s3", AdlsProfile: "adls", GcsProfile: "gcs"}[type(profile)]
 
 
 def _checked_file(profile: FileProfile) -> FileProfile:

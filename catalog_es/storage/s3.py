@@ -19,11 +19,13 @@ from botocore.exceptions import (
     SSLError,
 )
 
-from catalog_es.errors import StorageAccessError
+from catalog_es.errors import BadRequestError, StorageAccessError
 from catalog_es.locations import local_path
+from catalog_es.storage.object_stores import object_store_io
 from catalog_es.storage.outbound import EndpointPolicy
 from catalog_es.storage.profiles import (
     FileProfile,
+    S3AccessKeyCredential,
     S3Profile,
     StorageCredential,
     StorageProfile,
@@ -76,7 +78,7 @@ _CLIENT_FAILURES: Final = (
 
 def s3_client(
     profile: S3Profile,
-    credential: StorageCredential | None,
+    credential: S3AccessKeyCredential | None,
     endpoints: EndpointPolicy,
     *,
     connect_timeout: float = 10.0,
@@ -139,7 +141,7 @@ def safe_code(code: object, metadata: dict[str, Any] | None = None) -> str:
     return f"S3 request failed ({shown})"
 
 
-def probe_bucket(profile: S3Profile, credential: StorageCredential | None, endpoints: EndpointPolicy) -> None:
+def probe_bucket(profile: S3Profile, credential: S3AccessKeyCredential | None, endpoints: EndpointPolicy) -> None:
     """Write, read back and delete an object under the key prefix; fail fast on an unreachable endpoint.
 
     Raises:
@@ -212,5 +214,10 @@ def validate_access(
         probe_directory(local_path(base_location(profile)))
         return
     endpoints = endpoints or EndpointPolicy()
+    if (store := object_store_io(profile, credential, endpoints)) is not None:  # ADLS, GCS
+        store.probe()
+        return
+    if not isinstance(profile, S3Profile) or not isinstance(credential, S3AccessKeyCredential | None):
+        raise BadRequestError("An S3 storage profile needs an 's3' credential")
     endpoints.check(profile.sts_endpoint)
     probe_bucket(profile, credential, endpoints)

@@ -10,7 +10,7 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
 from catalog_es.errors import ForbiddenError
-from catalog_es.storage.profiles import StorageCredential
+from catalog_es.storage.profiles import S3AccessKeyCredential
 
 _CONTENT_SHA256: Final = "x-amz-content-sha256"
 # Headers the signer sets itself: a client's own values are dropped before signing.
@@ -29,7 +29,7 @@ class _KnownPayloadAuth(S3SigV4Auth):  # type: ignore[misc]  # botocore ships no
 
 
 def sign_request(
-    credential: StorageCredential,
+    credential: S3AccessKeyCredential,
     region: str,
     method: str,
     uri: str,

@@ -13,7 +13,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from catalog_es.errors import StorageAccessError
 from catalog_es.storage.outbound import EndpointPolicy
-from catalog_es.storage.profiles import S3Profile, StorageCredential
+from catalog_es.storage.profiles import S3AccessKeyCredential, S3Profile
 from catalog_es.storage.s3 import reason
 
 # MinIO and other S3-compatible stores take any role ARN (their STS ignores it); AWS needs a real one.
@@ -53,7 +53,7 @@ def session_name(principal_id: str) -> str:
     return ("catalog-es-" + _SESSION_NAME_CHARS.sub("-", principal_id))[:64]
 
 
-def sts_client(profile: S3Profile, credential: StorageCredential | None, endpoints: EndpointPolicy) -> Any:
+def sts_client(profile: S3Profile, credential: S3AccessKeyCredential | None, endpoints: EndpointPolicy) -> Any:
     """A boto3 STS client on the profile's STS endpoint (`sts-endpoint`, else its S3 endpoint, else AWS's
     regional one) with the warehouse credential; never boto3's default credential chain. Thread-safe, reusable.
 
@@ -82,7 +82,7 @@ def sts_client(profile: S3Profile, credential: StorageCredential | None, endpoin
 
 
 def assume_role(
-    client: Any, profile: S3Profile, credential: StorageCredential | None, policy: str, principal_id: str
+    client: Any, profile: S3Profile, credential: S3AccessKeyCredential | None, policy: str, principal_id: str
 ) -> VendedCredential:
     """Call AssumeRole on the profile's role with the session policy, as `catalog-es-<principal>`.
 

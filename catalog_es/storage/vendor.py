@@ -9,9 +9,10 @@ from typing import Any
 
 import msgspec
 
+from catalog_es.errors import StorageAccessError
 from catalog_es.storage.credential_cache import CredentialCache
 from catalog_es.storage.outbound import EndpointPolicy
-from catalog_es.storage.profiles import S3Profile, StorageCredential
+from catalog_es.storage.profiles import S3AccessKeyCredential, S3Profile, StorageCredential
 from catalog_es.storage.session_policy import AccessLevel, session_policy
 from catalog_es.storage.sts import VendedCredential, assume_role, sts_client
 
@@ -45,6 +46,8 @@ class CredentialVendor:
             InvalidLocationError: not an S3 location.
             EndpointNotAllowedError, StorageAccessError: see `catalog_es.storage.sts`.
         """
+        if credential is not None and not isinstance(credential, S3AccessKeyCredential):
+            raise StorageAccessError("An S3 warehouse's storage credential must be an access key to call STS")
         policy = session_policy(location, level, profile.region, profile.aws_kms_key_arn)
         # The key names the profile and the credential (by digest, never the secret) so that a changed
         # warehouse never gets keys issued for its old settings.

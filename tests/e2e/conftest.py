@@ -16,6 +16,7 @@ import pytest
 from msgspec import Struct
 
 from tests.integration.s3_server import s3_endpoint  # noqa: F401 - the moto S3 fixture
+from tests.integration.store_emulators import azurite, gcs_emulator  # noqa: F401 - Azurite, the GCS emulator
 
 T = TypeVar("T")
 CLI = [sys.executable, "-m", "api"]

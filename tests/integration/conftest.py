@@ -27,6 +27,7 @@ from projections.catalog.queries import CatalogReadModel
 from projections.registry import INLINE_PROJECTORS
 from tests.integration.nats_server import NatsServer
 from tests.integration.s3_server import s3_endpoint  # noqa: F401 - the moto S3 fixture
+from tests.integration.store_emulators import azurite, gcs_emulator  # noqa: F401 - Azurite and the GCS emulator
 
 META = EventMetadata(actor="tester", request_id="req-integration")
 

@@ -47,7 +47,7 @@ def test_decode_profile_reads_file_profile_when_path_is_absolute():
 @pytest.mark.parametrize(
     ("document", "fragment"),
     [
-        ({"type": "gcs", "bucket": "x"}, "type"),
+        ({"type": "hdfs", "bucket": "x"}, "type"),
         ({"bucket": "lake", "region": "r"}, "type"),
         ({**S3, "colour": "blue"}, "colour"),
         ({**S3, "sts-enabled": "yes"}, "sts-enabled"),
