@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, NamedTuple
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal, NamedTuple
 from urllib.parse import quote
 
 from litestar import Request, get
@@ -17,21 +18,36 @@ from api.catalog.wire import LoadCredentialsResponse, StorageCredential
 from api.container import services
 from api.dependencies import RequestScope, parse_namespace
 from api.encoded_slash import decode_name
-from catalog_es.errors import NoSuchTableError
+from catalog_es.errors import NoSuchTableError, StorageAccessError
 from catalog_es.state import TabularRow
 from catalog_es.storage.access_delegation import HEADER, parse_access_delegation, vends_credentials
+from catalog_es.storage.adls import (
+    AdlsProfile,
+    AzureClientCredential,
+    AzureSharedKeyCredential,
+    AzureSystemIdentityCredential,
+)
+from catalog_es.storage.adls_sas import adls_vended_config
+from catalog_es.storage.gcs import GcsProfile, GcsServiceAccountKeyCredential, GcsSystemIdentityCredential
+from catalog_es.storage.gcs_tokens import gcs_vended_config
 from catalog_es.storage.profiles import S3Profile, decode_profile
 from catalog_es.storage.session_policy import AccessLevel
 from catalog_es.storage.sts import VendedCredential
 from catalog_es.store.database import Connection
+from commands.context import off_loop
 
+AzureCredentialTypes = (AzureSharedKeyCredential, AzureClientCredential, AzureSystemIdentityCredential)
+GcsCredentialTypes = (GcsServiceAccountKeyCredential, GcsSystemIdentityCredential)
 DelegationHeader = Annotated[str | None, HeaderParameter(name=HEADER)]
 
 
-class VendingTarget(NamedTuple):
-    """What vended credentials are for: the warehouse's S3 profile, the table location, the caller's level."""
+VendingProfile = S3Profile | AdlsProfile | GcsProfile
 
-    profile: S3Profile
+
+class VendingTarget(NamedTuple):
+    """What vended credentials are for: the warehouse's profile, the table location, the caller's level."""
+
+    profile: VendingProfile
     location: str
     level: AccessLevel | None
 
@@ -62,11 +78,27 @@ async def access_level(request: Request[Any, Any, Any], conn: Connection, table_
     return None
 
 
-async def _vend(req: RequestScope, request: Request[Any, Any, Any], target: VendingTarget) -> VendedCredential:
+async def _vend_keys(
+    req: RequestScope, request: Request[Any, Any, Any], target: VendingTarget, refresh_path: str
+) -> dict[str, str]:
+    """The config keys of credentials for the target: S3 STS keys, an ADLS directory SAS, or a GCS token.
+
+    Raises:
+        StorageAccessError: the store refused, or the warehouse credential does not fit its profile.
+    """
     assert target.level is not None  # checked by the callers
     credential = await req.ctx.credential(req.warehouse)  # read on the request's connection by `vending_target`
-    vendor = services(request.app.state).vendor
-    return await vendor.vend(target.profile, credential, target.location, target.level, req.principal.user_id)
+    profile, location, level = target.profile, target.location, target.level
+    if isinstance(profile, S3Profile):
+        vendor = services(request.app.state).vendor
+        return _keys(await vendor.vend(profile, credential, location, level, req.principal.user_id), refresh_path)
+    permissions: Literal["read", "read-write-delete"] = "read" if level == "read" else "read-write-delete"
+    if isinstance(profile, AdlsProfile) and isinstance(credential, AzureCredentialTypes):
+        now = datetime.now(UTC)
+        return await off_loop(adls_vended_config, profile, credential, location, permissions, now)
+    if isinstance(profile, GcsProfile) and isinstance(credential, GcsCredentialTypes):
+        return await off_loop(gcs_vended_config, profile, credential, location, permissions)
+    raise StorageAccessError("The warehouse's storage credential cannot issue credentials for its profile")
 
 
 def _keys(vended: VendedCredential, refresh_path: str) -> dict[str, str]:
@@ -79,13 +111,20 @@ def _keys(vended: VendedCredential, refresh_path: str) -> dict[str, str]:
     }
 
 
-def vending_profile(req: RequestScope, header: str | None) -> S3Profile | None:
-    """The warehouse's S3 profile when a table response vends credentials (`access_delegation`), else None."""
+def vending_profile(req: RequestScope, header: str | None) -> VendingProfile | None:
+    """The warehouse's profile when a table response vends credentials (`access_delegation`), else None: S3 with
+    `sts-enabled`, ADLS with `sas-enabled`, GCS with `sts-enabled`."""
     modes = parse_access_delegation(header)
-    if "vended-credentials" not in modes:
+    if "vended-credentials" not in modes or "client-managed" in modes:
         return None
     profile = decode_profile(req.warehouse.storage_profile)
-    return profile if isinstance(profile, S3Profile) and vends_credentials(modes, profile) else None
+    if isinstance(profile, S3Profile):
+        return profile if vends_credentials(modes, profile) else None
+    if isinstance(profile, AdlsProfile):
+        return profile if profile.sas_enabled else None
+    if isinstance(profile, GcsProfile):
+        return profile if profile.sts_enabled else None
+    return None
 
 
 async def vending_target(
@@ -93,7 +132,7 @@ async def vending_target(
     request: Request[Any, Any, Any],
     conn: Connection,
     row: TabularRow | None,
-    profile: S3Profile | None,
+    profile: VendingProfile | None,
 ) -> VendingTarget | None:
     """What to vend for an existing table, read on the request's connection (its row, the caller's level on
     it, the warehouse credential), so that the STS call later holds no database connection."""
@@ -115,7 +154,7 @@ async def delegated(
     config = (await req.ctx.storage(req.warehouse)).client_config
     if target is None or target.level is None:
         return Delegated(config)
-    keys = _keys(await _vend(req, request, target), refresh_path)
+    keys = await _vend_keys(req, request, target, refresh_path)
     return Delegated({**config, **keys}, [StorageCredential(prefix=target.location, config=keys)])
 
 
@@ -137,8 +176,7 @@ async def load_credentials(
     """
     async with audited(request) as note:  # a credentials read is audited like loadTable (CATALOG_ES__AUDIT_READS)
         ident = parse_namespace(namespace)
-        profile = decode_profile(req.warehouse.storage_profile)
-        sts = profile if isinstance(profile, S3Profile) and profile.sts_enabled else None
+        sts = vending_profile(req, "vended-credentials")
         async with req.ctx.store.connection() as conn:  # released before the STS call
             row = await req.read_model.table(conn, req.warehouse.id, ident, decode_name(table))
             if row is None:
@@ -147,6 +185,6 @@ async def load_credentials(
         if target is None or target.level is None:
             note.reason = "no credentials: STS off or no data access"
             return LoadCredentialsResponse(storage_credentials=[])
-        keys = _keys(await _vend(req, request, target), credentials_path(request))
+        keys = await _vend_keys(req, request, target, credentials_path(request))
         note.reason = f"vended: {target.level} on table {row.id}"
         return LoadCredentialsResponse(storage_credentials=[StorageCredential(prefix=target.location, config=keys)])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from urllib.parse import parse_qs
 
 import httpx
 import psycopg
@@ -15,7 +16,7 @@ from psycopg.conninfo import make_conninfo
 from pyiceberg.catalog import load_catalog
 
 from catalog_es.store.secrets import generate_secrets_key
-from tests.e2e.conftest import RunningCatalog, start_catalog, stop_catalog
+from tests.e2e.conftest import RunningCatalog, eventually, start_catalog, stop_catalog
 from tests.integration.store_emulators import Azurite
 
 
@@ -34,7 +35,10 @@ def adls_catalog(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) ->
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def _create(base_url: str, name: str, azurite: Azurite, filesystem: str, key: str) -> httpx.Response:
+def _create(
+    base_url: str, name: str, azurite: Azurite, filesystem: str, key: str, *, sas: bool = False
+) -> httpx.Response:
+    """A warehouse on Azurite; `sas`: vend directory SAS tokens (Azurite refuses them, so clients keep keys)."""
     body = {
         "warehouse-name": name,
         "storage-profile": {
@@ -43,6 +47,7 @@ def _create(base_url: str, name: str, azurite: Azurite, filesystem: str, key: st
             "filesystem": filesystem,
             "key-prefix": "lake",
             "endpoint": azurite.endpoint,
+            "sas-enabled": sas,
         },
         "storage-credential": {"type": "az", "credential-type": "shared-access-key", "key": key},
     }
@@ -85,11 +90,40 @@ def test_pyiceberg_round_trip_on_an_adls_warehouse(adls_catalog: RunningCatalog,
     table_prefix = table.location().split(".net/", 1)[1] + "/"
     assert len(azurite.blobs(filesystem, table_prefix)) >= 4  # metadata files, manifest list, manifest, data
     catalog.drop_table("sales.orders", purge_requested=True)
-    assert azurite.blobs(filesystem, table_prefix) == []
+    assert eventually(lambda: azurite.blobs(filesystem, table_prefix) == [])  # purged by the task worker
 
     with psycopg.connect(adls_catalog.env["CATALOG_ES__PG_DSN"]) as conn:
         rows = conn.execute("SELECT data::text, extensions::text FROM catalog_events").fetchall()
     assert azurite.key not in "\n".join(f"{data}{extensions}" for data, extensions in rows)
+
+
+def test_a_sas_enabled_warehouse_vends_a_directory_sas_for_the_table_and_never_its_key(
+    adls_catalog: RunningCatalog, azurite: Azurite
+) -> None:
+    filesystem = azurite.make_filesystem()
+    assert _create(adls_catalog.base_url, "azure_sas", azurite, filesystem, azurite.key, sas=True).status_code == 201
+    base = f"{adls_catalog.catalog_uri}/v1"
+    prefix = httpx.get(f"{base}/config", params={"warehouse": "azure_sas"}).json()["defaults"]["prefix"]
+    assert httpx.post(f"{base}/{prefix}/namespaces", json={"namespace": ["s"]}).status_code == 200
+    schema = {"type": "struct", "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
+    vended = {"X-Iceberg-Access-Delegation": "vended-credentials"}
+    created = httpx.post(f"{base}/{prefix}/namespaces/s/tables", json={"name": "t", "schema": schema}, headers=vended)
+    assert created.status_code == 200, created.text
+    loaded = httpx.get(f"{base}/{prefix}/namespaces/s/tables/t", headers=vended).json()
+    plain = httpx.get(f"{base}/{prefix}/namespaces/s/tables/t").json()
+
+    sas_key = f"adls.sas-token.{azurite.account}.dfs.core.windows.net"
+    location = loaded["metadata"]["location"]
+    (credential,) = loaded["storage-credentials"]
+    assert credential["prefix"] == location
+    token = parse_qs(credential["config"][sas_key])
+    assert token["sr"] == ["d"]  # a directory SAS: the table's directory, nothing above it
+    assert token["sp"] == ["racwdl"]  # the anonymous caller may modify here (no authorizer in this server)
+    assert loaded["config"][sas_key] == credential["config"][sas_key]
+    assert sas_key not in plain["config"]  # nothing vended unless asked
+    assert azurite.key not in created.text + str(loaded)
+    refreshed = httpx.get(f"{base}/{prefix}/namespaces/s/tables/t/credentials").json()
+    assert sas_key in refreshed["storage-credentials"][0]["config"]
 
 
 def test_adls_warehouse_is_refused_when_the_key_is_wrong(adls_catalog: RunningCatalog, azurite: Azurite) -> None:

@@ -16,7 +16,7 @@ from psycopg.conninfo import make_conninfo
 from pyiceberg.catalog import load_catalog
 
 from catalog_es.store.secrets import generate_secrets_key
-from tests.e2e.conftest import RunningCatalog, start_catalog, stop_catalog
+from tests.e2e.conftest import RunningCatalog, eventually, start_catalog, stop_catalog
 from tests.integration.store_emulators import GcsEmulator, service_account_key
 
 
@@ -71,7 +71,7 @@ def test_pyiceberg_round_trip_on_a_gcs_warehouse(gcs_catalog: RunningCatalog, gc
     assert any(name.endswith(".metadata.json") for name in names)
     assert any(name.endswith(".parquet") for name in names)
     catalog.drop_table("sales.orders", purge_requested=True)
-    assert gcs_emulator.objects(bucket, table_prefix) == []
+    assert eventually(lambda: gcs_emulator.objects(bucket, table_prefix) == [])  # purged by the task worker
 
     with psycopg.connect(gcs_catalog.env["CATALOG_ES__PG_DSN"]) as conn:
         rows = conn.execute("SELECT data::text, extensions::text FROM catalog_events").fetchall()
