@@ -7,8 +7,11 @@ import msgspec
 from catalog_es.events.access import ACCESS_EVENTS
 from catalog_es.events.base import Event, Json
 from catalog_es.events.catalog import CATALOG_EVENTS
+from catalog_es.events.maintenance import MAINTENANCE_EVENTS
 
-EVENT_TYPES: dict[str, type[Event]] = {cls.type_name: cls for cls in (*CATALOG_EVENTS, *ACCESS_EVENTS)}
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.type_name: cls for cls in (*CATALOG_EVENTS, *ACCESS_EVENTS, *MAINTENANCE_EVENTS)
+}
 
 
 def event_data(event: Event) -> Json:
