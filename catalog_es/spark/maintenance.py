@@ -119,8 +119,8 @@ class MaintenanceRunner:
             cutoff = orphan_cutoff_ms(now_ms, content.get("older-than-seconds"), self.orphan_floor_seconds)
             rows = self._remove_orphans(catalog, table, cutoff)
             changes: dict[str, Any] = dict(changes_of(policy_type, rows))
-            changes["orphan_file_locations"] = [row["orphan_file_location"] for row in rows[:ORPHANS_LISTED]]
-            changes["older_than_ms"] = cutoff
+            changes["orphan-file-locations"] = [row["orphan_file_location"] for row in rows[:ORPHANS_LISTED]]
+            changes["older-than-ms"] = cutoff
         else:
             call = procedure_call(policy_type, catalog, table, content, now_ms=now_ms)
             label = _COUNTED.get(policy_type)
@@ -128,8 +128,8 @@ class MaintenanceRunner:
             rows = [row.asDict() for row in self.spark.sql(call.sql).collect()]
             changes = dict(changes_of(policy_type, rows))
             if label:
-                changes[f"{label}_before"] = before
-                changes[f"{label}_after"] = self._count(catalog, table, label)
+                changes[f"{label.replace('_', '-')}-before"] = before
+                changes[f"{label.replace('_', '-')}-after"] = self._count(catalog, table, label)
         return JobOutcome(changes=changes, seconds=round(time.monotonic() - started, 3))
 
     def _remove_orphans(self, catalog: str, table: Sequence[str], older_than_ms: int) -> list[dict[str, str]]:

@@ -94,6 +94,7 @@ def procedure_call(
     if policy_type == DATA_COMPACTION:
         options = dict(_COMPACTION_DEFAULTS)
         options.update({key: _as_option(content[key]) for key in _COMPACTION_OPTIONS if content.get(key) is not None})
+        options.update({str(key): str(value) for key, value in (content.get("config") or {}).items()})
         arguments = [target, f"options => {_map(options)}"]
         if isinstance(content.get("partition-filter"), str) and content["partition-filter"].strip():
             arguments.append(f"where => {_string(content['partition-filter'])}")
@@ -116,8 +117,12 @@ def _sum(rows: Sequence[Mapping[str, Any]], column: str) -> int:
     return sum(int(row.get(column) or 0) for row in rows)
 
 
+def _kebab(column: str) -> str:
+    return column.replace("_", "-")
+
+
 def changes_of(policy_type: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    """What a procedure changed, from its result rows (column names as Iceberg 1.10's procedures answer)."""
+    """What a procedure changed, from its result rows (Iceberg 1.10's column names, kebab-case like the events)."""
     if policy_type == DATA_COMPACTION:
         columns = ("rewritten_data_files_count", "added_data_files_count", "rewritten_bytes_count")
         columns += ("failed_data_files_count", "removed_delete_files_count")
@@ -133,7 +138,7 @@ def changes_of(policy_type: str, rows: Sequence[Mapping[str, Any]]) -> dict[str,
     elif policy_type == METADATA_COMPACTION:
         columns = ("rewritten_manifests_count", "added_manifests_count")
     elif policy_type == ORPHAN_FILE_REMOVAL:
-        return {"orphan_files_removed_count": len(rows)}
+        return {"orphan-file-count": len(rows)}
     else:
         raise UnknownPolicyTypeError(f"no procedure for policy type {policy_type!r}")
-    return {column: _sum(rows, column) for column in columns if any(column in row for row in rows)}
+    return {_kebab(column): _sum(rows, column) for column in columns if any(column in row for row in rows)}
