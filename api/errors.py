@@ -39,6 +39,8 @@ _DOMAIN: dict[type[errors.CatalogError], tuple[int, str]] = {
     errors.NoSuchProjectError: (404, "NoSuchProjectException"),
     errors.NotEmptyError: (409, "NotEmptyException"),
     errors.AlreadyBootstrappedError: (409, "CatalogAlreadyBootstrapped"),
+    errors.NoSuchTaskError: (404, "NoSuchTaskException"),
+    errors.TaskFinishedError: (409, "TaskFinishedException"),
 }
 
 _HTTP_TYPES = {

@@ -85,3 +85,11 @@ class NoSuchRoleError(CatalogError):
 
 class NotAuthorizedError(ForbiddenError):
     """The caller may see the object but not do this to it."""
+
+
+class NoSuchTaskError(CatalogError):
+    """No task by that id in the warehouse (or it is not visible to the caller)."""
+
+
+class TaskFinishedError(CatalogError):
+    """The task already succeeded, failed for good or was cancelled: it can no longer be changed."""

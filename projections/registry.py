@@ -8,12 +8,14 @@ from datetime import datetime
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import InlineProjector
 from catalog_es.store.migrations import Migration
+from catalog_es.store.task_queue import TASK_QUEUE_MIGRATIONS, TASK_TABLES
 from projections.catalog.migrations import READ_MODEL_MIGRATIONS
 from projections.catalog.projector import READ_MODEL_TABLES, project_catalog
 from projections.checkpoints import CHECKPOINT_MIGRATIONS, ProjectorStatus, projector_status
 from projections.permissions.projector import PERMISSION_MIGRATIONS, PERMISSION_TABLES, project_permissions
 from projections.search import SEARCH_MIGRATIONS, SEARCH_TABLES, project_search
 from projections.statistics import STATISTICS_MIGRATIONS, STATISTICS_TABLES, project_statistics
+from projections.tasks import project_tasks
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,9 @@ STATISTICS = Projection("catalog_statistics", STATISTICS_TABLES, STATISTICS_MIGR
 SEARCH = Projection("tabular_search", SEARCH_TABLES, SEARCH_MIGRATIONS, project_search)
 PERMISSIONS = Projection("permissions", PERMISSION_TABLES, PERMISSION_MIGRATIONS, project_permissions, inline=True)
 
-PROJECTIONS = (CATALOG, STATISTICS, SEARCH, PERMISSIONS)
+TASKS = Projection("tasks", TASK_TABLES, TASK_QUEUE_MIGRATIONS, project_tasks, inline=True)
+
+PROJECTIONS = (CATALOG, STATISTICS, SEARCH, PERMISSIONS, TASKS)
 PROCESS_PROJECTIONS = tuple(p for p in PROJECTIONS if not p.inline)
 # What every event store on the write path applies in its append transaction, in this order.
 INLINE_PROJECTORS = tuple(p.apply for p in PROJECTIONS if p.inline)

@@ -16,6 +16,7 @@ from catalog_es.store.metrics_reports import METRICS_MIGRATIONS
 from catalog_es.store.migrations import EVENT_STORE_MIGRATIONS, apply_migrations
 from catalog_es.store.schema_guard import check_not_newer
 from catalog_es.store.secrets import SECRETS_MIGRATIONS
+from catalog_es.store.task_queue import TASK_LEASE_MIGRATIONS, TASK_QUEUE_MIGRATIONS
 from commands.bootstrap import EnsureDefaultWarehouse, handle_ensure_default_warehouse
 from projections.audit.history import EVENT_HISTORY_MIGRATIONS
 from projections.audit.iceberg_events import ICEBERG_EVENTS_MIGRATIONS
@@ -34,6 +35,8 @@ ALL_MIGRATIONS = (
     *ICEBERG_EVENTS_MIGRATIONS,
     *ACCESS_LOG_MIGRATIONS,
     *PROJECTOR_MIGRATIONS,
+    *TASK_QUEUE_MIGRATIONS,
+    *TASK_LEASE_MIGRATIONS,
 )
 
 

@@ -1,4 +1,4 @@
-"""Every stored event type by its name: both families, and the decoding of a stored payload."""
+"""Every stored event type by its name: all families, and the decoding of a stored payload."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from catalog_es.events.access import ACCESS_EVENTS
 from catalog_es.events.base import Event, Json
 from catalog_es.events.catalog import CATALOG_EVENTS
 from catalog_es.events.maintenance import MAINTENANCE_EVENTS
+from catalog_es.events.tasks import TASK_EVENTS
 
 EVENT_TYPES: dict[str, type[Event]] = {
-    cls.type_name: cls for cls in (*CATALOG_EVENTS, *ACCESS_EVENTS, *MAINTENANCE_EVENTS)
+    cls.type_name: cls for cls in (*CATALOG_EVENTS, *ACCESS_EVENTS, *TASK_EVENTS, *MAINTENANCE_EVENTS)
 }
 
 

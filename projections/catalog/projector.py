@@ -41,6 +41,7 @@ from catalog_es.events import (
     WarehouseStorageUpdated,
 )
 from catalog_es.events.access import AccessEvent
+from catalog_es.events.tasks import TaskEvent, TaskQueueConfigured
 from catalog_es.identifiers import Namespace, name_key
 from catalog_es.locations import location_key
 from catalog_es.storage.delete_profiles import HARD_DELETE
@@ -65,6 +66,11 @@ async def _apply(event: Event, conn: Connection, version: int) -> None:
 @_apply.register
 async def _(event: AccessEvent, conn: Connection, version: int) -> None:
     return  # users, roles and privileges have their own read model (projections/permissions/projector.py)
+
+
+@_apply.register
+async def _(event: TaskEvent | TaskQueueConfigured, conn: Connection, version: int) -> None:
+    return  # the task queue has its own read model (projections/tasks.py)
 
 
 @_apply.register
