@@ -39,6 +39,7 @@ _DOMAIN: dict[type[errors.CatalogError], tuple[int, str]] = {
     errors.NoSuchProjectError: (404, "NoSuchProjectException"),
     errors.NotEmptyError: (409, "NotEmptyException"),
     errors.AlreadyBootstrappedError: (409, "CatalogAlreadyBootstrapped"),
+    errors.NoSuchPolicyError: (404, "NoSuchPolicyException"),
     errors.NoSuchTaskError: (404, "NoSuchTaskException"),
     errors.TaskFinishedError: (409, "TaskFinishedException"),
 }

@@ -87,6 +87,10 @@ class NotAuthorizedError(ForbiddenError):
     """The caller may see the object but not do this to it."""
 
 
+class NoSuchPolicyError(CatalogError):
+    """The object declares no policy of that type (it may inherit one: that is not its own)."""
+
+
 class NoSuchTaskError(CatalogError):
     """No task by that id in the warehouse (or it is not visible to the caller)."""
 

@@ -12,6 +12,8 @@ from catalog_es.store.task_queue import TASK_QUEUE_MIGRATIONS, TASK_TABLES
 from projections.catalog.migrations import READ_MODEL_MIGRATIONS
 from projections.catalog.projector import READ_MODEL_TABLES, project_catalog
 from projections.checkpoints import CHECKPOINT_MIGRATIONS, ProjectorStatus, projector_status
+from projections.maintenance.health import HEALTH_MIGRATIONS, HEALTH_PROJECTION, HEALTH_TABLES, project_health
+from projections.maintenance.policies import POLICY_MIGRATIONS, POLICY_TABLES, project_policies
 from projections.permissions.projector import PERMISSION_MIGRATIONS, PERMISSION_TABLES, project_permissions
 from projections.search import SEARCH_MIGRATIONS, SEARCH_TABLES, project_search
 from projections.statistics import STATISTICS_MIGRATIONS, STATISTICS_TABLES, project_statistics
@@ -39,13 +41,24 @@ SEARCH = Projection("tabular_search", SEARCH_TABLES, SEARCH_MIGRATIONS, project_
 PERMISSIONS = Projection("permissions", PERMISSION_TABLES, PERMISSION_MIGRATIONS, project_permissions, inline=True)
 
 TASKS = Projection("tasks", TASK_TABLES, TASK_QUEUE_MIGRATIONS, project_tasks, inline=True)
+MAINTENANCE_POLICIES = Projection(
+    "maintenance_policies", POLICY_TABLES, POLICY_MIGRATIONS, project_policies, inline=True
+)
+MAINTENANCE_HEALTH = Projection(HEALTH_PROJECTION, HEALTH_TABLES, HEALTH_MIGRATIONS, project_health)
 
-PROJECTIONS = (CATALOG, STATISTICS, SEARCH, PERMISSIONS, TASKS)
+PROJECTIONS = (CATALOG, STATISTICS, SEARCH, PERMISSIONS, TASKS, MAINTENANCE_POLICIES, MAINTENANCE_HEALTH)
 PROCESS_PROJECTIONS = tuple(p for p in PROJECTIONS if not p.inline)
 # What every event store on the write path applies in its append transaction, in this order.
 INLINE_PROJECTORS = tuple(p.apply for p in PROJECTIONS if p.inline)
 # The inline read models' steps are applied with the event store's; these come after them.
-PROJECTOR_MIGRATIONS = (*CHECKPOINT_MIGRATIONS, *STATISTICS_MIGRATIONS, *SEARCH_MIGRATIONS, *PERMISSION_MIGRATIONS)
+PROJECTOR_MIGRATIONS = (
+    *CHECKPOINT_MIGRATIONS,
+    *STATISTICS_MIGRATIONS,
+    *SEARCH_MIGRATIONS,
+    *PERMISSION_MIGRATIONS,
+    *POLICY_MIGRATIONS,
+    *HEALTH_MIGRATIONS,
+)
 
 
 def projection(name: str) -> Projection:

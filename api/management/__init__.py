@@ -7,6 +7,7 @@ from litestar import Router
 from api.auth.rules import preflight, server_operator
 from api.management.access_log import access_log
 from api.management.audit import AuditController
+from api.management.maintenance import MAINTENANCE_ROUTES
 from api.management.permissions import PermissionsController
 from api.management.projects import PROJECT_ROUTES
 from api.management.roles import RolesController
@@ -28,6 +29,7 @@ def management_router() -> Router:
             *PROJECT_ROUTES,
             WarehousesController,
             search_warehouse,
+            *MAINTENANCE_ROUTES,
             UsersController,
             whoami,
             RolesController,

@@ -1,0 +1,1 @@
+"""Maintenance read models (issue 22): declared policies (inline) and per-table health (projector process)."""

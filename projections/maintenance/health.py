@@ -1,0 +1,107 @@
+"""The `maintenance_health` read model (a projector process): each live table's figures, folded from its commits."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+import msgspec
+from eventsourcing.persistence import Tracking
+from psycopg.types.json import Jsonb
+
+from catalog_es.clock import millis
+from catalog_es.events import TableCommitted, TableCreated, TableDropped, TableRegistered
+from catalog_es.events.maintenance import MaintenanceJobFinished
+from catalog_es.maintenance.health import TableHealth, fold_commit, fold_job_finished, new_health
+from catalog_es.store.database import Connection
+from catalog_es.store.eventstore import RecordedEvent
+from catalog_es.store.migrations import Migration
+from projections.checkpoints import insert_tracking, lock_checkpoint
+from projections.follow import next_batch
+
+HEALTH_PROJECTION = "maintenance_health"
+HEALTH_TABLES = ("maintenance_health",)
+HEALTH_MIGRATIONS = (
+    Migration(
+        "1002_maintenance_health",
+        """
+        CREATE TABLE IF NOT EXISTS maintenance_health (
+            table_id uuid PRIMARY KEY,
+            warehouse_id uuid NOT NULL,
+            health jsonb NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS maintenance_health_warehouse ON maintenance_health (warehouse_id);
+        """,
+    ),
+)
+
+_TYPES = frozenset(
+    cls.type_name for cls in (TableCreated, TableRegistered, TableCommitted, TableDropped, MaintenanceJobFinished)
+)
+_decode = msgspec.json.Decoder(TableHealth).decode
+_DROPPED = object()  # a table the batch dropped
+
+
+async def _load(conn: Connection, table_ids: list[uuid.UUID]) -> dict[uuid.UUID, TableHealth]:
+    cursor = await conn.execute(
+        "SELECT table_id, health::text FROM maintenance_health WHERE table_id = ANY(%s)", (table_ids,)
+    )
+    return {row[0]: _decode(row[1]) for row in await cursor.fetchall()}
+
+
+def _apply(rows: dict[uuid.UUID, TableHealth | object], recorded: RecordedEvent) -> None:
+    event, at = recorded.decode(), millis(recorded.time)
+    if isinstance(event, TableCreated | TableRegistered):
+        rows[event.table_id] = new_health(event.table_id, event.warehouse_id, event.metadata, at)
+        return
+    if isinstance(event, TableDropped):
+        rows[event.table_id] = _DROPPED
+        return
+    current = rows.get(event.table_id) if isinstance(event, TableCommitted | MaintenanceJobFinished) else None
+    if not isinstance(current, TableHealth):
+        return  # a table this model never saw created (or a job on a dropped table)
+    if isinstance(event, TableCommitted):
+        fold_commit(current, event.updates, event.metadata, at)
+    elif isinstance(event, MaintenanceJobFinished):
+        fold_job_finished(
+            current,
+            policy_type=event.policy_type,
+            job_id=event.job_id,
+            outcome=event.outcome,
+            metrics=event.metrics,
+            error=event.error,
+            now_ms=at,
+        )
+
+
+async def project_health(conn: Connection, events: Sequence[RecordedEvent]) -> None:
+    """Load each table the batch touches once, fold its events in log order, write it once."""
+    relevant = [recorded for recorded in events if recorded.type in _TYPES]
+    if not relevant:
+        return
+    touched = list({uuid.UUID(str(recorded.data["table_id"])) for recorded in relevant})
+    rows: dict[uuid.UUID, TableHealth | object] = dict(await _load(conn, touched))
+    for recorded in relevant:
+        _apply(rows, recorded)
+    for table_id, health in rows.items():
+        if isinstance(health, TableHealth):
+            await conn.execute(
+                "INSERT INTO maintenance_health (table_id, warehouse_id, health) VALUES (%s, %s, %s)"
+                " ON CONFLICT (table_id) DO UPDATE SET health = excluded.health",
+                (table_id, health.warehouse_id, Jsonb(msgspec.to_builtins(health))),
+            )
+        else:
+            await conn.execute("DELETE FROM maintenance_health WHERE table_id = %s", (table_id,))
+
+
+async def catch_up_health(conn: Connection, *, batch_size: int = 500) -> int:
+    """Bring the model to the log head now, as its projector would (same checkpoint, same lock): the scheduler
+    decides on every commit made so far, whether or not a projector process runs. Returns the position."""
+    while True:
+        async with conn.transaction():
+            checkpoint = await lock_checkpoint(conn, HEALTH_PROJECTION)
+            events = await next_batch(conn, checkpoint, batch_size)
+            if not events:
+                return checkpoint
+            await project_health(conn, events)
+            await insert_tracking(conn, Tracking(HEALTH_PROJECTION, events[-1].position))
