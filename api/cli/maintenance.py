@@ -43,7 +43,6 @@ def _runner(settings: Settings, catalog_uri: str | None) -> MaintenanceRunner:
 
 async def _work(settings: Settings, runner: MaintenanceRunner, *, once: bool) -> int:
     from api.container import open_services  # noqa: PLC0415
-    from api.maintenance.scheduling import scheduler_step  # noqa: PLC0415
     from api.maintenance.worker import WorkerOptions, run_worker  # noqa: PLC0415
     from api.runtime.database import migrate  # noqa: PLC0415
 
@@ -52,7 +51,11 @@ async def _work(settings: Settings, runner: MaintenanceRunner, *, once: bool) ->
     options = settings.maintenance
     worker = WorkerOptions(options.parallelism, options.lease_seconds, options.poll_seconds)
     async with open_services(settings, dsn, pool_size=(1, options.parallelism + 2)) as services:
-        return await run_worker(services.ctx, runner, worker, once=once, scheduler_step=scheduler_step())
+        return await run_worker(services.ctx, runner, worker, once=once)
+
+
+async def _loop(settings: Settings, runner: MaintenanceRunner) -> None:
+    await _work(settings, runner, once=False)
 
 
 @maintenance_cli.command("run")
@@ -81,6 +84,6 @@ def run_command(
             ran = asyncio.run(_work(settings, runner, once=True))
             typer.echo(f"{ran} maintenance job(s) run", err=True)
         else:
-            asyncio.run(until_signalled(_work(settings, runner, once=False)))  # type: ignore[arg-type]
+            asyncio.run(until_signalled(_loop(settings, runner)))
     finally:
         runner.spark.stop()

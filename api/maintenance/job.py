@@ -35,7 +35,7 @@ async def _keep_leased(ctx: CommandContext, task: Task, lease_seconds: float) ->
         await asyncio.sleep(lease_seconds / 3)
         try:
             await renew_lease(ctx, task, lease_seconds)
-        except Exception as error:  # noqa: BLE001 - a database blip: try again at the next third
+        except Exception as error:
             log.warning("maintenance lease not renewed", task_id=str(task.task_id), error=str(error))
 
 
@@ -89,7 +89,7 @@ async def run_job(ctx: CommandContext, task: Task, runner: JobRunner, lease_seco
             job.policy,
             now_ms=ctx.now_ms(),
         )
-    except Exception as error:  # noqa: BLE001 - any failure of the job is recorded and retried, never fatal
+    except Exception as error:
         message = str(error).strip().splitlines()[0][:1000] if str(error).strip() else type(error).__name__
         bound.warning("maintenance job failed", error=message)
         await _finish(ctx, task, job, target, "failed", metrics={}, error=message)
@@ -100,6 +100,8 @@ async def run_job(ctx: CommandContext, task: Task, runner: JobRunner, lease_seco
         with contextlib.suppress(asyncio.CancelledError):
             await keeper
     metrics = {**outcome.changes, "seconds": outcome.seconds}
-    bound.info("maintenance job succeeded", **{key: value for key, value in metrics.items() if not isinstance(value, list)})
+    bound.info(
+        "maintenance job succeeded", **{key: value for key, value in metrics.items() if not isinstance(value, list)}
+    )
     await _finish(ctx, task, job, target, "succeeded", metrics=metrics)
     await complete_task(ctx, task, {"outcome": "succeeded", **metrics})

@@ -134,9 +134,9 @@ class MaintenanceRunner:
 
     def _remove_orphans(self, catalog: str, table: Sequence[str], older_than_ms: int) -> list[dict[str, str]]:
         """`SparkActions.deleteOrphanFiles`, the action behind `remove_orphan_files`, without its 24-hour minimum."""
-        jvm = self.spark.sparkContext._jvm  # noqa: SLF001 - py4j is PySpark's documented bridge to the JVM
+        jvm = self.spark.sparkContext._jvm
         assert jvm is not None
-        session = self.spark._jsparkSession  # noqa: SLF001
+        session = self.spark._jsparkSession
         loaded = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(session, quote_identifier([catalog, *table]))
         action = jvm.org.apache.iceberg.spark.actions.SparkActions.get(session).deleteOrphanFiles(loaded)
         result = action.olderThan(older_than_ms).execute()
@@ -144,4 +144,4 @@ class MaintenanceRunner:
 
     def _count(self, catalog: str, table: Sequence[str], metadata_table: str) -> int:
         name = quote_identifier([catalog, *table, metadata_table])
-        return int(self.spark.sql(f"SELECT count(*) AS n FROM {name}").collect()[0]["n"])  # noqa: S608 - quoted
+        return int(self.spark.sql(f"SELECT count(*) AS n FROM {name}").collect()[0]["n"])

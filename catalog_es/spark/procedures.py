@@ -123,9 +123,15 @@ def _kebab(column: str) -> str:
 
 def changes_of(policy_type: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     """What a procedure changed, from its result rows (Iceberg 1.10's column names, kebab-case like the events)."""
+    columns: tuple[str, ...]
     if policy_type == DATA_COMPACTION:
-        columns = ("rewritten_data_files_count", "added_data_files_count", "rewritten_bytes_count")
-        columns += ("failed_data_files_count", "removed_delete_files_count")
+        columns = (
+            "rewritten_data_files_count",
+            "added_data_files_count",
+            "rewritten_bytes_count",
+            "failed_data_files_count",
+            "removed_delete_files_count",
+        )
     elif policy_type == SNAPSHOT_EXPIRY:
         columns = (
             "deleted_data_files_count",
