@@ -164,11 +164,10 @@ async def table_health(
     if health is None:
         raise NoSuchTableError(f"Table {table_id} does not exist")
     policies = nearest_policies(declared)
-    compaction = next(
-        (p.content for p in policies if isinstance(p.content, DataCompaction)), DataCompaction(enable=False)
-    )
-    assert isinstance(compaction, DataCompaction)
-    threshold = compaction.small_threshold()
+    threshold = DataCompaction(enable=False).small_threshold()  # Iceberg's default when no compaction policy applies
+    for policy in policies:
+        if isinstance(policy.content, DataCompaction):
+            threshold = policy.content.small_threshold()
     due = due_jobs(health, policies, req.ctx.now_ms(), active=queued)
     return TableHealthResponse(
         table_id=health.table_id,

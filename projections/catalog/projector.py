@@ -41,6 +41,7 @@ from catalog_es.events import (
     WarehouseStorageUpdated,
 )
 from catalog_es.events.access import AccessEvent
+from catalog_es.events.maintenance import MaintenanceJobEvent, PolicyEvent
 from catalog_es.events.tasks import TaskEvent, TaskQueueConfigured
 from catalog_es.identifiers import Namespace, name_key
 from catalog_es.locations import location_key
@@ -71,6 +72,11 @@ async def _(event: AccessEvent, conn: Connection, version: int) -> None:
 @_apply.register
 async def _(event: TaskEvent | TaskQueueConfigured, conn: Connection, version: int) -> None:
     return  # the task queue has its own read model (projections/tasks.py)
+
+
+@_apply.register
+async def _(event: PolicyEvent | MaintenanceJobEvent, conn: Connection, version: int) -> None:
+    return  # maintenance has its own read models (projections/maintenance/)
 
 
 @_apply.register
