@@ -43,6 +43,7 @@ def _runner(settings: Settings, catalog_uri: str | None) -> MaintenanceRunner:
 
 async def _work(settings: Settings, runner: MaintenanceRunner, *, once: bool) -> int:
     from api.container import open_services  # noqa: PLC0415
+    from api.maintenance.scheduling import schedule_due  # noqa: PLC0415
     from api.maintenance.worker import WorkerOptions, run_worker  # noqa: PLC0415
     from api.runtime.database import migrate  # noqa: PLC0415
 
@@ -51,7 +52,7 @@ async def _work(settings: Settings, runner: MaintenanceRunner, *, once: bool) ->
     options = settings.maintenance
     worker = WorkerOptions(options.parallelism, options.lease_seconds, options.poll_seconds)
     async with open_services(settings, dsn, pool_size=(1, options.parallelism + 2)) as services:
-        return await run_worker(services.ctx, runner, worker, once=once)
+        return await run_worker(services.ctx, runner, worker, once=once, scheduler_step=schedule_due)
 
 
 async def _loop(settings: Settings, runner: MaintenanceRunner) -> None:

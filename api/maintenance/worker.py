@@ -38,15 +38,16 @@ async def run_worker(
 ) -> int:
     """Run due jobs, at most `parallelism` at a time; return how many ran.
 
-    `once`: evaluate the triggers, run every job due now (and any that fall due while they run), wait for them
-    and return. Otherwise loop: a free slot claims the next due job; with nothing due, evaluate the triggers
+    `once`: evaluate the triggers, run every job due now (and retries that fall due while they run), wait for
+    them and return. Otherwise loop: a free slot claims the next due job; with nothing due, evaluate the triggers
     again after `poll_seconds`. A job's failure is its task's (retried with backoff), never the worker's.
     """
     running: set[asyncio.Task[None]] = set()
-    ran = 0
+    ran, evaluate = 0, scheduler_step is not None
     while True:
-        if scheduler_step is not None:
+        if evaluate and scheduler_step is not None:
             await scheduler_step(ctx)
+            evaluate = not once  # once: the triggers are evaluated at the start only, so the run always ends
         while len(running) < options.parallelism:
             task = await claim_task(ctx, [MAINTENANCE_QUEUE], options.worker, options.lease_seconds)
             if task is None:

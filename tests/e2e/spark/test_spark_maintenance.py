@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import httpx
 import psycopg
 import pyarrow as pa
 import pytest
@@ -74,8 +75,8 @@ def _run_once(running: RunningCatalog, log: Path) -> float:
 
 
 def _schedule(running: RunningCatalog, table: Table, policy_type: str, policy: dict[str, Any]) -> uuid.UUID:
-    """Put a job on queue `maintenance` as the policy triggers would (the effective policy, every field)."""
-    table_id = uuid.UUID(str(table.metadata.table_uuid))
+    """Put a job on queue `maintenance` as the scheduler step would (the effective policy, every field)."""
+    table_id = _table_id(table)
     with psycopg.connect(_dsn(running)) as conn:
         row = conn.execute("SELECT warehouse_id FROM tables WHERE id = %s", (table_id,)).fetchone()
     assert row is not None
@@ -104,12 +105,16 @@ def _schedule(running: RunningCatalog, table: Table, policy_type: str, policy: d
     return asyncio.run(schedule())
 
 
-def _job_events(running: RunningCatalog, task_id: uuid.UUID) -> list[tuple[str, str, dict[str, Any]]]:
+def _table_id(table: Table) -> uuid.UUID:
+    return uuid.UUID(str(table.metadata.table_uuid))
+
+
+def _job_events(running: RunningCatalog, table: Table) -> list[tuple[str, str, dict[str, Any]]]:
     with psycopg.connect(_dsn(running)) as conn:
         rows = conn.execute(
             "SELECT type, extensions->>'actor', data FROM catalog_events"
-            " WHERE type IN (%s, %s) AND data->>'job_id' = %s ORDER BY global_position",
-            (STARTED, FINISHED, str(task_id)),
+            " WHERE type IN (%s, %s) AND data->>'table_id' = %s ORDER BY global_position",
+            (STARTED, FINISHED, str(_table_id(table))),
         ).fetchall()
     return [(str(kind), str(actor), dict(data)) for kind, actor, data in rows]
 
@@ -123,14 +128,25 @@ def _task_events(running: RunningCatalog, task_id: uuid.UUID) -> list[tuple[str,
     return [(str(kind).split(".")[-2], dict(data)) for kind, data in rows]
 
 
-def _finished(running: RunningCatalog, task_id: uuid.UUID) -> dict[str, Any]:
-    events = _job_events(running, task_id)
+def _finished(running: RunningCatalog, table: Table) -> dict[str, Any]:
+    """The metrics of the table's last job, which must have succeeded; start and end by `system:maintenance`."""
+    events = _job_events(running, table)
     assert [kind for kind, _, _ in events][-2:] == [STARTED, FINISHED], events
     assert {actor for _, actor, _ in events} == {"system:maintenance"}
     finished = events[-1][2]
     assert finished["outcome"] == "succeeded", finished
-    metrics: dict[str, Any] = finished["metrics"]
+    metrics: dict[str, Any] = {**finished["metrics"], "job_id": finished["job_id"]}
     return metrics
+
+
+def _set_policy(running: RunningCatalog, table: Table, policy_type: str, content: dict[str, Any]) -> None:
+    """`PUT …/table/{id}/policy/{type}`: the triggers then decide when the job is due."""
+    with psycopg.connect(_dsn(running)) as conn:
+        row = conn.execute("SELECT warehouse_id FROM tables WHERE id = %s", (_table_id(table),)).fetchone()
+    assert row is not None
+    path = f"/management/v1/warehouse/{row[0]}/table/{_table_id(table)}/policy/{policy_type}"
+    response = httpx.put(f"{running.base_url}{path}", json={"enable": True, **content}, timeout=30)
+    assert response.status_code == 200, response.text
 
 
 def _rows(table: Table) -> list[tuple[int, str]]:
@@ -193,15 +209,17 @@ def test_one_run_compacts_expires_and_removes_old_orphans_when_jobs_are_due(
     two_hours_ago = time.time() - 7200
     os.utime(old_orphan, (two_hours_ago, two_hours_ago))
 
-    compaction = _schedule(spark_catalog, small, "system.data-compaction", {"min-input-files": 2})
-    expiry = _schedule(
+    _set_policy(spark_catalog, small, "system.data-compaction", {"min-input-files": 2})
+    _set_policy(
         spark_catalog, history, "system.snapshot-expiry", {"max-snapshot-age-seconds": 1, "min-snapshots-to-keep": 3}
     )
-    orphan_removal = _schedule(spark_catalog, orphans, "system.orphan-file-removal", {"older-than-seconds": 3600})
+    _set_policy(
+        spark_catalog, orphans, "system.orphan-file-removal", {"older-than-seconds": 3600, "schedule-seconds": 1}
+    )
     seconds = _run_once(spark_catalog, tmp_path / "worker.log")
     SUMMARY["maintenance: worker run (3 jobs, incl. Spark start)"] = f"{seconds:.1f} s"
 
-    compacted = _finished(spark_catalog, compaction)
+    compacted = _finished(spark_catalog, small)
     assert compacted["rewritten-data-files-count"] == files_before == APPENDS
     assert compacted["data-files-before"] == APPENDS
     assert _data_files(small) == compacted["data-files-after"] == 1
@@ -210,7 +228,7 @@ def test_one_run_compacts_expires_and_removes_old_orphans_when_jobs_are_due(
     assert _duckdb_count(spark_catalog, "small_files") == APPENDS
     SUMMARY["maintenance: compaction"] = f"{files_before} -> 1 data files, {compacted['seconds']} s"
 
-    expired = _finished(spark_catalog, expiry)
+    expired = _finished(spark_catalog, history)
     assert (expired["snapshots-before"], expired["snapshots-after"]) == (8, 3)
     assert len(history.refresh().snapshots()) == 3
     assert expired["deleted-manifest-lists-count"] == 5
@@ -218,19 +236,21 @@ def test_one_run_compacts_expires_and_removes_old_orphans_when_jobs_are_due(
     assert _rows(history) == [(i, f"row {i}") for i in range(8)]
     SUMMARY["maintenance: snapshot expiry"] = f"8 -> 3 snapshots, {expired['seconds']} s"
 
-    removed = _finished(spark_catalog, orphan_removal)
+    removed = _finished(spark_catalog, orphans)
     assert not old_orphan.exists()
     assert fresh_orphan.exists(), "a file younger than the threshold was deleted"
     assert [Path(location).name for location in removed["orphan-file-locations"]] == ["old-orphan.parquet"]
     assert _rows(orphans) == [(0, "row 0")]
     SUMMARY["maintenance: orphan removal"] = f"1 removed, 1 kept, {removed['seconds']} s"
 
-    assert [kind for kind, _ in _task_events(spark_catalog, compaction)][-1] == "succeeded"
+    _set_policy(spark_catalog, orphans, "system.orphan-file-removal", {"enable": False})  # due every second else
+    task_id = uuid.UUID(compacted["job_id"])
+    assert [kind for kind, _ in _task_events(spark_catalog, task_id)] == ["scheduled", "started", "succeeded"]
 
 
-def _wait_for_start(running: RunningCatalog, task_id: uuid.UUID, worker: subprocess.Popen[bytes], log: Path) -> None:
+def _wait_for_start(running: RunningCatalog, table: Table, worker: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + 600
-    while not _job_events(running, task_id):
+    while not _job_events(running, table):
         assert worker.poll() is None, log.read_text()[-4000:]
         assert time.monotonic() < deadline, "the job never started"
         time.sleep(0.2)
@@ -245,7 +265,7 @@ def test_a_killed_worker_leaves_the_table_readable_and_its_job_runs_again(
     task_id = _schedule(spark_catalog, table, "system.data-compaction", {"min-input-files": 2})
     log = tmp_path / "killed.log"
     worker = _worker(spark_catalog, log, lease_seconds=lease)
-    _wait_for_start(spark_catalog, task_id, worker, log)
+    _wait_for_start(spark_catalog, table, worker, log)
     os.killpg(worker.pid, signal.SIGKILL)  # the worker and its Spark JVM, mid-job
     worker.wait(timeout=30)
     killed_at = time.monotonic()
@@ -260,6 +280,6 @@ def test_a_killed_worker_leaves_the_table_readable_and_its_job_runs_again(
     assert steps[0][0] == "scheduled"
     assert ("failed", 1) in steps, steps  # the lost attempt, counted when the lease ran out
     assert steps[-2:] == [("started", 2), ("succeeded", 2)], steps
-    retried = _finished(spark_catalog, task_id)
+    retried = _finished(spark_catalog, table)
     assert retried["data-files-after"] == _data_files(table) == 1
     assert _rows(table) == rows_before
