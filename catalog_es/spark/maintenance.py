@@ -106,6 +106,9 @@ class MaintenanceRunner:
                 conf.update({f"spark.sql.catalog.{name}.{key}": value for key, value in self.access.options().items()})
                 for key, value in conf.items():
                     self.spark.conf.set(key, value)
+                # Load it now, so a catalog that cannot start fails here with its own error: the Java API behind
+                # orphan removal would instead fall back silently to the session catalog.
+                self.spark.sql(f"SHOW NAMESPACES IN {quote_identifier([name])}").collect()
                 self._catalogs[warehouse] = name
         return name
 

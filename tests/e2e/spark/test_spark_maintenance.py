@@ -192,6 +192,7 @@ def _duckdb_count(running: RunningCatalog, name: str) -> int:
     return int(row[0])
 
 
+@pytest.mark.timeout(1200)  # 200 commits and a Spark start: minutes on two shared cores
 def test_one_run_compacts_expires_and_removes_old_orphans_when_jobs_are_due(
     spark_catalog: RunningCatalog, iceberg: Catalog, spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -256,6 +257,7 @@ def _wait_for_start(running: RunningCatalog, table: Table, worker: subprocess.Po
         time.sleep(0.2)
 
 
+@pytest.mark.timeout(900)  # two worker runs, each starting Spark
 def test_a_killed_worker_leaves_the_table_readable_and_its_job_runs_again(
     spark_catalog: RunningCatalog, iceberg: Catalog, spark: SparkSession, tmp_path: Path
 ) -> None:
