@@ -19,6 +19,7 @@ from commands.create_table import CreateTable, handle_create_table
 from commands.namespaces import CreateNamespace, handle_create_namespace
 from commands.tabular_lifecycle import DropTable, handle_drop_table
 from commands.tasks import NewTask, schedule_task
+from tests.integration.conftest import OpenCatalog
 
 META = EventMetadata(actor="admin")
 SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
@@ -87,7 +88,9 @@ async def _events(catalog: Any, task_id: uuid.UUID) -> list[tuple[str, str, dict
     ]
 
 
-def test_jobs_run_two_at_a_time_and_their_outcomes_are_recorded_when_the_worker_runs_once(open_catalog) -> None:
+def test_jobs_run_two_at_a_time_and_their_outcomes_are_recorded_when_the_worker_runs_once(
+    open_catalog: OpenCatalog,
+) -> None:
     async def scenario() -> None:
         async with open_catalog() as catalog:
             ctx, wh = catalog.ctx, catalog.warehouse_id
