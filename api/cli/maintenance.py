@@ -29,7 +29,10 @@ def _runner(settings: Settings, catalog_uri: str | None) -> MaintenanceRunner:
         jars = [] if options.spark_packages else spark_jars()
     except SparkJarsError as error:
         fail(f"{error} (set CATALOG_ES__MAINTENANCE__SPARK_PACKAGES to use Maven instead)")
-    spark = maintenance_session(options.spark_master, jars, options.spark_packages)
+    try:
+        spark = maintenance_session(options.spark_master, jars, options.spark_packages)
+    except ImportError:
+        fail("the maintenance worker needs PySpark: pip install 'catalog-es[spark]'")
     spark.sparkContext.setLogLevel("ERROR")
     typer.echo(f"Spark session on {options.spark_master} ready in {time.monotonic() - started:.1f} s", err=True)
     access = CatalogAccess(
