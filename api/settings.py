@@ -83,6 +83,19 @@ class MaintenanceSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=Tru
     orphan_min_age_seconds: Annotated[float, msgspec.Meta(ge=0)] = 3600.0
 
 
+class TaskWorkerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The task worker (`CATALOG_ES__TASK_WORKER__*`): `serve` runs one in-process unless `enabled` is false
+    (then run `catalog-es worker` on its own); any number of workers share the queue."""
+
+    enabled: bool = True
+    slots: Annotated[int, msgspec.Meta(ge=1)] = 2  # tasks one worker runs at once
+    poll_seconds: Annotated[float, msgspec.Meta(gt=0)] = 1.0  # pause when nothing is due
+    lease_seconds: Annotated[float, msgspec.Meta(gt=0)] = 60.0  # a silent worker's task is claimable after this
+    backoff_seconds: Annotated[float, msgspec.Meta(ge=0)] = 5.0  # first retry's delay, doubling per attempt
+    purge_concurrency: Annotated[int, msgspec.Meta(ge=1)] = 8  # file deletions of one purge at once
+    purge_batch_size: Annotated[int, msgspec.Meta(ge=1)] = 64  # deletions between two progress records
+
+
 class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Everything configurable. Without `pg_dsn` the catalog runs an embedded PostgreSQL in `data_dir`."""
 
@@ -134,6 +147,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # those with it `false`, `off` for none.
     server_side_rebase: Literal["off", "opt-in", "on"] = "opt-in"
     maintenance: MaintenanceSettings = MaintenanceSettings()  # CATALOG_ES__MAINTENANCE__*
+    task_worker: TaskWorkerSettings = TaskWorkerSettings()
 
     def __post_init__(self) -> None:
         self.endpoint_policy  # noqa: B018 - refuses a malformed allow-list when the settings load

@@ -40,7 +40,8 @@ class RemovePolicy(msgspec.Struct, frozen=True, kw_only=True):
     metadata: EventMetadata
 
 
-def _missing(kind: PolicyLevel, object_id: uuid.UUID) -> CatalogError:
+def missing_object(kind: PolicyLevel, object_id: uuid.UUID) -> CatalogError:
+    """The not-found error of an object a policy route names."""
     if kind == "warehouse":
         return NoSuchWarehouseError(f"Warehouse {object_id} does not exist")
     if kind == "namespace":
@@ -52,7 +53,7 @@ async def _stream_version(
     tx: Transaction, state: MaintenanceState, kind: PolicyLevel, object_id: uuid.UUID, warehouse_id: uuid.UUID
 ) -> int:
     if not await state.object_in_warehouse(tx.conn, kind, object_id, warehouse_id):
-        raise _missing(kind, object_id)
+        raise missing_object(kind, object_id)
     return await tx.stream_version(f"policy-{object_id}")
 
 

@@ -15,6 +15,7 @@ from catalog_es.storage.delete_profiles import purge_by_default
 from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext, off_loop
 from commands.name_conflicts import name_holder, rename_target_taken
+from commands.tabular_purge import purge_task
 from commands.tabulars import (
     TABLE,
     VIEW,
@@ -24,6 +25,7 @@ from commands.tabulars import (
     claim_name,
     claim_name_and_location,
 )
+from commands.tasks import schedule_task
 
 
 class DropTable(msgspec.Struct, frozen=True):
@@ -72,8 +74,9 @@ class RegisterView(msgspec.Struct, frozen=True):
 
 
 async def handle_drop_table(cmd: DropTable, ctx: CommandContext) -> None:
-    """Drop the table; with `purge_requested` (when None: the delete profile's `purge-by-default`) its files are
-    deleted after the drop commits.
+    """Drop the table; with `purge_requested` (when None: the delete profile's `purge-by-default`) a
+    `tabular_purge` task is scheduled in the drop's own transaction and a worker deletes the files
+    (`commands/tabular_purge.py`).
 
     Purge deletes only what the catalog knows is the table's: the files its metadata references inside its
     own location (see `WarehouseStorage.purge_table`), never a whole directory it may share with others.
@@ -83,10 +86,7 @@ async def handle_drop_table(cmd: DropTable, ctx: CommandContext) -> None:
     """
     warehouse = await ctx.warehouse(cmd.warehouse_id)
     purge = purge_by_default(warehouse.delete_profile) if cmd.purge_requested is None else cmd.purge_requested
-    row = await _drop(TABLE, ctx, cmd.warehouse_id, cmd.namespace, cmd.name, cmd.metadata, purge=purge)
-    if purge:
-        storage = await ctx.storage(warehouse)
-        await off_loop(storage.purge_table, row.location, row.metadata_location, row.metadata)
+    await _drop(TABLE, ctx, cmd.warehouse_id, cmd.namespace, cmd.name, cmd.metadata, purge=purge)
 
 
 async def handle_drop_view(cmd: DropView, ctx: CommandContext) -> None:
@@ -113,6 +113,8 @@ async def _drop(
         if row is None:
             raise kind.missing(namespace, name)
         await tx.append(kind.dropped(row, purge), expected_version=row.version)
+        if purge and kind is TABLE:
+            await schedule_task(tx, ctx, purge_task(warehouse_id, row))
     return row
 
 

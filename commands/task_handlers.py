@@ -19,6 +19,11 @@ TABULAR_PURGE = "tabular_purge"
 TABULAR_EXPIRATION = "tabular_expiration"
 MAINTENANCE = "maintenance"  # run by the Spark worker (`catalog-es maintenance run`), not the in-process one
 
+
+class TaskLostError(Exception):
+    """Raised by a handler that learns it no longer holds its task (cancelled, or taken over): nothing is recorded."""
+
+
 _HANDLERS: dict[str, TaskHandler] = {}
 
 

@@ -20,6 +20,7 @@ from catalog_es.errors import NoSuchTaskError, TaskFinishedError
 from catalog_es.events.tasks import (
     TaskCancelled,
     TaskFailed,
+    TaskQueueConfigured,
     TaskRescheduled,
     TaskScheduled,
     TaskStarted,
@@ -188,6 +189,30 @@ async def reschedule_task(ctx: CommandContext, task_id: uuid.UUID, due_at_ms: in
             return
         event = TaskRescheduled(task_id=task_id, warehouse_id=task.warehouse_id, due_at_ms=due_at_ms)
         await tx.append(event, expected_version=task.version)
+
+
+async def configure_task_queue(
+    ctx: CommandContext,
+    warehouse_id: uuid.UUID,
+    queue: str,
+    config: dict[str, Any],
+    max_seconds_since_last_heartbeat: int | None,
+    metadata: EventMetadata,
+) -> None:
+    """Record a warehouse's configuration of one queue (Lakekeeper's `task-queue/{queue}/config`).
+
+    Raises:
+        NoSuchWarehouseError, WarehouseInactiveError: not an active warehouse.
+    """
+    await ctx.warehouse(warehouse_id)
+    event = TaskQueueConfigured(
+        warehouse_id=warehouse_id,
+        queue=queue,
+        config=config,
+        max_seconds_since_last_heartbeat=max_seconds_since_last_heartbeat,
+    )
+    async with ctx.store.transaction(metadata, serialised=False) as tx:
+        await tx.append(event, expected_version=await tx.stream_version(event.stream_id))
 
 
 async def _held(tx: Transaction, task: Task) -> Task | None:

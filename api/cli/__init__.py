@@ -19,12 +19,14 @@ from api.cli.relay import relay
 from api.cli.serve import migrate_command, serve
 from api.cli.session import command_group
 from api.cli.spark import spark_cli
+from api.cli.worker import worker
 from catalog_es.storage.outbound import disable_ambient_identity
 
 cli = command_group("catalog-es: an event-sourced Apache Iceberg REST catalog.")
 cli.command()(serve)
 cli.command("migrate")(migrate_command)
 cli.command()(relay)
+cli.command()(worker)
 cli.add_typer(events_cli, name="events")
 cli.add_typer(audit_cli, name="audit")
 cli.add_typer(projector_cli, name="projector")

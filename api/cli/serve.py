@@ -45,13 +45,15 @@ Connect Spark (conf keys):
 
 
 async def _serve(settings: Settings, dsn: str, relay: RelayConfig | None = None, *, projectors: bool = False) -> None:
-    """The API, and with `relay` the NATS relay (with `projectors` the projector processes) as background tasks."""
+    """The API, and with `relay` the NATS relay (with `projectors` the projector processes) as background tasks;
+    the task worker too unless `task_worker.enabled` is false."""
     import uvicorn  # noqa: PLC0415 - the CLI imports lazily (fast --help)
 
     from api.app import create_app  # noqa: PLC0415
     from api.encoded_slash import keep_encoded_slashes  # noqa: PLC0415
     from api.runtime.asgi import server_config  # noqa: PLC0415
     from api.runtime.nats import run_relay  # noqa: PLC0415
+    from api.runtime.task_worker import run_task_worker  # noqa: PLC0415
     from projections.registry import PROCESS_PROJECTIONS  # noqa: PLC0415
     from projections.relay.metrics import RelayMetrics  # noqa: PLC0415
     from projections.runner import run_projectors  # noqa: PLC0415
@@ -66,11 +68,19 @@ async def _serve(settings: Settings, dsn: str, relay: RelayConfig | None = None,
         typer.echo(_connect_banner(settings))
     relaying = asyncio.create_task(run_relay(dsn, relay, relay_metrics)) if relay and relay_metrics else None
     projecting = asyncio.create_task(run_projectors(dsn, PROCESS_PROJECTIONS)) if projectors else None
+    stop_working = asyncio.Event()
+    working = (
+        asyncio.create_task(run_task_worker(settings, dsn, stop_working)) if settings.task_worker.enabled else None
+    )
     if relay and server.started:
         typer.echo(f"Change events: {relay.url} (JetStream stream {relay.stream}, subjects {relay.subject_prefix}.>)")
     try:
         await serving
     finally:
+        if working:  # let running tasks finish within the grace period; a task cut off resumes elsewhere
+            stop_working.set()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(working, settings.graceful_shutdown_seconds)
         for background in (relaying, projecting):
             if background:
                 background.cancel()
@@ -118,7 +128,9 @@ def serve(
     asyncio.run(bootstrap(dsn, settings))
     if settings.workers > 1:
         typer.echo(_connect_banner(settings))
-        typer.echo(f"{settings.workers} workers: run `catalog-es relay` and `projector run --all` on their own")
+        typer.echo(
+            f"{settings.workers} workers: run `catalog-es relay`, `projector run --all` and `worker` on their own"
+        )
         serve_workers(settings, dsn)
         return
     url, embedded_nats = nats_url(settings, start=True)

@@ -13,6 +13,7 @@ from api.management.projects import PROJECT_ROUTES
 from api.management.roles import RolesController
 from api.management.search import search_warehouse
 from api.management.server import bootstrap, server_info
+from api.management.tasks import TasksController
 from api.management.users import UsersController, whoami
 from api.management.warehouses import WarehousesController
 
@@ -30,6 +31,7 @@ def management_router() -> Router:
             WarehousesController,
             search_warehouse,
             *MAINTENANCE_ROUTES,
+            TasksController,
             UsersController,
             whoami,
             RolesController,

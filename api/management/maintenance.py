@@ -23,7 +23,13 @@ from catalog_es.maintenance.health import LastRun, commits_since_all
 from catalog_es.maintenance.jobs import InheritedFrom, PolicyLevel
 from catalog_es.maintenance.policy_types import DataCompaction, encode_policy
 from catalog_es.maintenance.triggers import due_jobs, nearest_policies
-from commands.maintenance_policies import RemovePolicy, SetPolicy, handle_remove_policy, handle_set_policy
+from commands.maintenance_policies import (
+    RemovePolicy,
+    SetPolicy,
+    handle_remove_policy,
+    handle_set_policy,
+    missing_object,
+)
 from projections.maintenance.queries import MaintenanceReadModel
 
 _STATE = MaintenanceReadModel()
@@ -84,7 +90,9 @@ def _routes(kind: PolicyLevel) -> list[Any]:
     path = f"{_OBJECT_PATHS[kind]}/policy/{{policy_type:str}}"
 
     @put(path, status_code=200, name=f"set_{kind}_policy", opt=requires(on_maintained_object(kind, "modify")))
-    async def set_policy(req: NamedDependency[RequestScope], request: AnyRequest, policy_type: str) -> PolicyResponse:
+    async def set_policy(
+        req: NamedDependency[RequestScope], request: AnyRequest, policy_type: FromPath[str]
+    ) -> PolicyResponse:
         """Declare the object's policy of this type (replacing its own, overriding inherited ones).
 
         Raises: BadRequestError (unknown type, content not valid for it), the object's not-found error.
@@ -102,7 +110,9 @@ def _routes(kind: PolicyLevel) -> list[Any]:
         return PolicyResponse(policy_type, InheritedFrom(kind, object_id), content)
 
     @delete(path, status_code=204, name=f"remove_{kind}_policy", opt=requires(on_maintained_object(kind, "modify")))
-    async def remove_policy(req: NamedDependency[RequestScope], request: AnyRequest, policy_type: str) -> None:
+    async def remove_policy(
+        req: NamedDependency[RequestScope], request: AnyRequest, policy_type: FromPath[str]
+    ) -> None:
         """Raises: NoSuchPolicyError when the object declares none of this type."""
         command = RemovePolicy(
             object_kind=kind,
@@ -114,12 +124,14 @@ def _routes(kind: PolicyLevel) -> list[Any]:
         await handle_remove_policy(command, req.ctx, _STATE)
 
     @get(path, name=f"get_{kind}_policy", opt=requires(on_maintained_object(kind, "describe")))
-    async def get_policy(req: NamedDependency[RequestScope], request: AnyRequest, policy_type: str) -> PolicyResponse:
+    async def get_policy(
+        req: NamedDependency[RequestScope], request: AnyRequest, policy_type: FromPath[str]
+    ) -> PolicyResponse:
         """The object's own policy of this type. Raises: NoSuchPolicyError, the object's not-found error."""
         object_id = _object(kind, request.path_params)
         async with req.ctx.store.connection() as conn:
             if not await _STATE.object_in_warehouse(conn, kind, object_id, request.path_params["warehouse_id"]):
-                raise NoSuchPolicyError(f"No {policy_type} policy is declared on {kind} {object_id}")
+                raise missing_object(kind, object_id)
             content = await _STATE.declared_policy(conn, object_id, policy_type)
         if content is None:
             raise NoSuchPolicyError(f"No {policy_type} policy is declared on {kind} {object_id}")

@@ -2,7 +2,7 @@
 
 One stream per task (`task-<task_id>`); every event carries its warehouse so the relay files it under
 `catalog.<warehouse>.task.<action>.<task_id>` and the audit feed can filter by warehouse. A queue's
-configuration per warehouse is its own stream (`task-queue-<uuid5(warehouse, queue)>`).
+configuration per warehouse is its own stream (`queueconfig-<uuid5(warehouse, queue)>`).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ class TaskQueueConfigured(Event, frozen=True, kw_only=True):
     """A warehouse's configuration of one queue (Lakekeeper's `task-queue/{queue}/config`)."""
 
     type_name = "io.catalog-es.task-queue.configured.v1"
-    stream_kind = "task-queue"
+    stream_kind = "queueconfig"  # no dash: the relay takes the id after the first one
     warehouse_id: uuid.UUID
     queue: str
     config: Json

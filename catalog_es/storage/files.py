@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from contextlib import suppress
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import unquote, urlsplit
@@ -230,15 +229,36 @@ class WarehouseStorage:
         Raises:
             InvalidLocationError: the table's location is outside the warehouse (nothing is touched).
         """
-        own = self.confined(location)
         deleted = []
-        for path in referenced_files(self._file_io(location), metadata_location, metadata, self._inside(own)):
-            with suppress(OSError, StorageAccessError, InvalidLocationError):
-                self.delete_file(path)
+        for path in self.purge_plan(location, metadata_location, metadata):
+            if self.delete_quietly(path):
                 deleted.append(path)
+        self.finish_purge(location)
+        return deleted
+
+    def purge_plan(self, location: str, metadata_location: str, metadata: Json) -> list[str]:
+        """The files `purge_table` deletes, in its order (data first, the current metadata file last), so a purge
+        interrupted part way can resume from an index into the same list.
+
+        Raises:
+            InvalidLocationError: the table's location is outside the warehouse.
+        """
+        own = self.confined(location)
+        return referenced_files(self._file_io(location), metadata_location, metadata, self._inside(own))
+
+    def delete_quietly(self, path: str) -> bool:
+        """Delete one file of a purge; False when it could not be (gone already, refused): best effort."""
+        try:
+            self.delete_file(path)
+        except (OSError, StorageAccessError, InvalidLocationError):
+            return False
+        return True
+
+    def finish_purge(self, location: str) -> None:
+        """After a purge: remove the local directories left empty at and below the table's location."""
+        own = self.confined(location)
         if not _is_s3(own):
             remove_empty_directories(local_path(own))
-        return deleted
 
     def _inside(self, own: str) -> Callable[[str], bool]:
         def inside(path: str) -> bool:

@@ -10,7 +10,7 @@ from eventsourcing.persistence import Tracking
 from psycopg.types.json import Jsonb
 
 from catalog_es.clock import millis
-from catalog_es.events import TableCommitted, TableCreated, TableDropped, TableRegistered
+from catalog_es.events import TableCommitted, TableCreated, TableDropped, TableRegistered, WarehouseDeleted
 from catalog_es.events.maintenance import MaintenanceJobFinished
 from catalog_es.maintenance.health import TableHealth, fold_commit, fold_job_finished, new_health
 from catalog_es.store.database import Connection
@@ -38,6 +38,7 @@ HEALTH_MIGRATIONS = (
 _TYPES = frozenset(
     cls.type_name for cls in (TableCreated, TableRegistered, TableCommitted, TableDropped, MaintenanceJobFinished)
 )
+_WAREHOUSE_DELETED = WarehouseDeleted.type_name
 _decode = msgspec.json.Decoder(TableHealth).decode
 _DROPPED = object()  # a table the batch dropped
 
@@ -77,6 +78,9 @@ def _apply(rows: dict[uuid.UUID, TableHealth | object], recorded: RecordedEvent)
 async def project_health(conn: Connection, events: Sequence[RecordedEvent]) -> None:
     """Load each table the batch touches once, fold its events in log order, write it once."""
     relevant = [recorded for recorded in events if recorded.type in _TYPES]
+    deleted = {uuid.UUID(str(r.data["warehouse_id"])) for r in events if r.type == _WAREHOUSE_DELETED}
+    for warehouse_id in deleted:  # a warehouse deleted with its tables (force) takes their figures along
+        await conn.execute("DELETE FROM maintenance_health WHERE warehouse_id = %s", (warehouse_id,))
     if not relevant:
         return
     touched = list({uuid.UUID(str(recorded.data["table_id"])) for recorded in relevant})
@@ -84,7 +88,7 @@ async def project_health(conn: Connection, events: Sequence[RecordedEvent]) -> N
     for recorded in relevant:
         _apply(rows, recorded)
     for table_id, health in rows.items():
-        if isinstance(health, TableHealth):
+        if isinstance(health, TableHealth) and health.warehouse_id not in deleted:
             await conn.execute(
                 "INSERT INTO maintenance_health (table_id, warehouse_id, health) VALUES (%s, %s, %s)"
                 " ON CONFLICT (table_id) DO UPDATE SET health = excluded.health",

@@ -7,8 +7,9 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
 import pytest
@@ -16,6 +17,7 @@ from msgspec import Struct
 
 from tests.integration.s3_server import s3_endpoint  # noqa: F401 - the moto S3 fixture
 
+T = TypeVar("T")
 CLI = [sys.executable, "-m", "api"]
 # The moto S3 server (and other test endpoints) listen on 127.0.0.1: allowed for every test server unless
 # its environment says otherwise (the production default allows AWS's own endpoints only).
@@ -46,7 +48,12 @@ def start_catalog(data_dir: Path, env: dict[str, str], port: int | None = None) 
     `env` names other roots: with an external database the server has none by default.
     """
     port = port or free_port()
-    env = {"CATALOG_ES__FILE_STORAGE_ROOTS": str(data_dir.parent), **env}
+    # The in-process task worker polls often, so a purge follows its drop within a test's patience.
+    env = {
+        "CATALOG_ES__FILE_STORAGE_ROOTS": str(data_dir.parent),
+        "CATALOG_ES__TASK_WORKER__POLL_SECONDS": "0.2",
+        **env,
+    }
     log_path = data_dir.parent / f"serve-{port}.log"
     with log_path.open("ab") as log:  # the child keeps its own copy of the descriptor
         process = subprocess.Popen(
@@ -68,6 +75,14 @@ def start_catalog(data_dir: Path, env: dict[str, str], port: int | None = None) 
         time.sleep(0.2)
     process.kill()
     raise RuntimeError(f"catalog-es serve did not become healthy: {log_path.read_text()}")
+
+
+def eventually(check: Callable[[], T], timeout: float = 30.0) -> T:
+    """`check()` once it is truthy, or its last value after `timeout` (for work the task worker does later)."""
+    deadline = time.monotonic() + timeout
+    while not (value := check()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return value
 
 
 def stop_catalog(catalog: RunningCatalog) -> int:

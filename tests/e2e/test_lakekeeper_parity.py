@@ -14,7 +14,7 @@ import pytest
 from pyiceberg.catalog import load_catalog
 
 from catalog_es.store.secrets import generate_secrets_key
-from tests.e2e.conftest import RestApi, RunningCatalog, start_catalog, stop_catalog
+from tests.e2e.conftest import RestApi, RunningCatalog, eventually, start_catalog, stop_catalog
 from tests.integration.s3_server import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY, make_bucket
 
 NIL = "00000000-0000-0000-0000-000000000000"
@@ -202,7 +202,7 @@ def test_purge_by_default_is_a_warehouse_choice_and_the_spec_default_stays(
             assert explicit.status_code == 204, explicit.text
 
     assert _files_below(locations["spec.dropped"])  # the spec default: the data stays
-    assert _files_below(locations["lk.dropped"]) == []  # purge-by-default: removed with the drop
+    assert eventually(lambda: _files_below(locations["lk.dropped"]) == [])  # purge-by-default: purged after the drop
     assert _files_below(locations["lk.kept"])  # an explicit purgeRequested=false wins
     assert _files_below(locations["spec.kept"])
 

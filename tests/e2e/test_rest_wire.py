@@ -8,7 +8,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from tests.e2e.conftest import RestApi, RunningCatalog
+from tests.e2e.conftest import RestApi, RunningCatalog, eventually
 from tests.e2e.rest_helpers import (
     SCHEMA,
     append_snapshot_updates,
@@ -446,6 +446,8 @@ def test_commit_returns_400_when_set_location_dot_dot_covers_another_table(rest:
     assert load_table(rest, "shop", "first")["metadata"]["location"] == first_location
     # purging the first table must not touch the victim's files
     assert rest.http.delete(table_url(rest, "shop", "first"), params={"purgeRequested": "true"}).status_code == 204
+    first_metadata_file = Path(local_path(first.json()["metadata-location"]))
+    assert eventually(lambda: not first_metadata_file.exists())  # the purge ran
     assert victim_metadata_file.exists()
     assert load_table(rest, "shop", "victim")["metadata-location"] == victim.json()["metadata-location"]
 

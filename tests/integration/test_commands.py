@@ -23,6 +23,7 @@ from catalog_es.identifiers import Namespace
 from catalog_es.locations import local_path
 from catalog_es.store.eventstore import EventMetadata
 from commands.bootstrap import EnsureDefaultWarehouse, handle_ensure_default_warehouse
+from commands.builtin_tasks import register_builtin_task_handlers
 from commands.commit_table import CommitTable, handle_commit_table
 from commands.create_table import CreateTable, handle_create_table
 from commands.namespaces import (
@@ -34,6 +35,8 @@ from commands.namespaces import (
     handle_update_namespace_properties,
 )
 from commands.tabular_lifecycle import DropTable, RenameTable, handle_drop_table, handle_rename_table
+from commands.task_handlers import TABULAR_PURGE
+from commands.task_worker import TaskWorker
 
 META = EventMetadata(actor="alice", request_id="req-7")
 SCHEMA = {
@@ -464,9 +467,14 @@ def test_drop_table_deletes_files_when_purge_is_requested(open_catalog):
             await _namespace(catalog)
             created = await _table(catalog, "t")
             await handle_drop_table(DropTable(catalog.warehouse_id, DB, "t", True, META), catalog.ctx)
-            return created
+            kept_until_worker_ran = await asyncio.to_thread(Path(local_path(created.metadata_location)).is_file)
+            register_builtin_task_handlers()
+            ran = await TaskWorker(catalog.ctx, [TABULAR_PURGE], "test-worker").run_until_idle()
+            return created, kept_until_worker_ran, ran
 
-    created = asyncio.run(scenario())
+    created, kept_until_worker_ran, ran = asyncio.run(scenario())
+    assert kept_until_worker_ran  # the drop scheduled the purge; the worker deletes
+    assert ran == 1
     assert not Path(local_path(created.metadata["location"])).exists()
 
 

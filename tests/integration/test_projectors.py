@@ -265,7 +265,15 @@ def test_statistics_and_search_match_the_live_catalog_when_every_event_type_was_
     assert ("table", ["Sales"], "orders_eu") in search
     assert ("table", ["Sales", "EU"], "legacy_again") in search
     results = asyncio.run(_verify(migrated_dsn))
-    assert [r.projection for r in results] == ["catalog", "catalog_statistics", "tabular_search", "permissions"]
+    assert [r.projection for r in results] == [
+        "catalog",
+        "catalog_statistics",
+        "tabular_search",
+        "permissions",
+        "tasks",
+        "maintenance_policies",
+        "maintenance_health",
+    ]
     assert all(r.identical for r in results), results
 
 

@@ -17,12 +17,16 @@ from commands.tasks import (
     cancel_task,
     claim_task,
     complete_task,
+    configure_task_queue,
     fail_task,
     record_progress,
     renew_lease,
+    reschedule_task,
     schedule_task,
     task_progress,
 )
+from projections.registry import TASKS
+from projections.verify import verify_projection
 
 META = EventMetadata(actor="alice", request_id="req-tasks")
 QUEUE = "tabular_purge"
@@ -202,3 +206,32 @@ def test_cancel_task_stops_claims_and_running_worker_when_cancelled(open_catalog
     renewed, completed, claimed, cancelled = asyncio.run(scenario())
     assert (renewed, completed, claimed) == (False, False, None)
     assert [e.extensions["actor"] for e in cancelled] == ["alice", "alice"]
+
+
+def test_verify_finds_task_read_model_identical_to_replay_when_every_task_event_was_recorded(open_catalog):
+    async def scenario():
+        async with open_catalog() as catalog:
+            clock = SteppedClock()
+            ctx = dataclasses.replace(catalog.ctx, clock=clock)
+            now_ms = int(clock.now().timestamp() * 1000)
+            ids = await _schedule(catalog, 4, max_attempts=2, due_at_ms=now_ms)
+            succeeding, failing, running = [await claim_task(ctx, [QUEUE], "w", 30) for _ in range(3)]
+            assert succeeding is not None
+            assert failing is not None
+            assert running is not None
+            await complete_task(ctx, succeeding, {"deleted": 3})
+            await fail_task(ctx, failing, "boom")  # due again later
+            await cancel_task(ctx, running.task_id, META)
+            [waiting] = set(ids) - {succeeding.task_id, failing.task_id, running.task_id}
+            await reschedule_task(ctx, waiting, now_ms + 60_000, META)
+            await configure_task_queue(ctx, catalog.warehouse_id, QUEUE, {"max": 1}, 60, META)
+            async with catalog.store.connection() as conn:
+                verification = await verify_projection(conn, TASKS)
+                cursor = await conn.execute("SELECT status, count(*) FROM tasks GROUP BY status ORDER BY status")
+                statuses = await cursor.fetchall()
+            return verification, statuses
+
+    verification, statuses = asyncio.run(scenario())
+    assert verification.identical, verification.diffs
+    assert verification.position > 0
+    assert statuses == [("cancelled", 1), ("scheduled", 2), ("success", 1)]  # the failed one waits for its retry
