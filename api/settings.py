@@ -60,6 +60,29 @@ class UiSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     resource: str | None = None  # an OAuth resource indicator, for providers that issue audience-bound tokens
 
 
+class MaintenanceSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The Spark maintenance worker, `catalog-es maintenance run` (`CATALOG_ES__MAINTENANCE__*`).
+
+    `spark_master`: any Spark master (`spark://host:7077`, `yarn`, `k8s://…`); `spark_packages` replaces the
+    offline jars with Maven coordinates for clusters that reach a Maven repository. `catalog_uri`: the catalog
+    as Spark reaches it (default: this server's `/catalog` on host:port). With authentication on, `credential`
+    (`<client id>:<client secret>` of the maintenance client) and `oauth2_server_uri` (the provider's token
+    endpoint) let Spark fetch and refresh its own token. `orphan_min_age_seconds`: orphan removal never deletes
+    a file younger than this, whatever a policy says (a writer's files are unreferenced until it commits).
+    """
+
+    spark_master: str = "local[*]"
+    spark_packages: str | None = None
+    parallelism: Annotated[int, msgspec.Meta(ge=1)] = 2  # jobs running at once on the worker's one session
+    lease_seconds: Annotated[float, msgspec.Meta(gt=0)] = 300.0  # renewed every third of it while a job runs
+    poll_seconds: Annotated[float, msgspec.Meta(gt=0)] = 30.0  # between trigger evaluations in the loop
+    catalog_uri: str | None = None
+    credential: str | None = None
+    oauth2_server_uri: str | None = None
+    scope: str | None = None
+    orphan_min_age_seconds: Annotated[float, msgspec.Meta(ge=0)] = 3600.0
+
+
 class TaskWorkerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The task worker (`CATALOG_ES__TASK_WORKER__*`): `serve` runs one in-process unless `enabled` is false
     (then run `catalog-es worker` on its own); any number of workers share the queue."""
@@ -126,6 +149,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # overwrites): `opt-in` for tables with `catalog-es.server-side-rebase=true`, `on` for all tables but
     # those with it `false`, `off` for none.
     server_side_rebase: Literal["off", "opt-in", "on"] = "opt-in"
+    maintenance: MaintenanceSettings = MaintenanceSettings()  # CATALOG_ES__MAINTENANCE__*
     task_worker: TaskWorkerSettings = TaskWorkerSettings()
 
     def __post_init__(self) -> None:

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from catalog_es.clock import parse_instant
 from catalog_es.errors import BadRequestError
-from projections.audit.history import EventFilter, entity_stream, event_type
+from projections.audit.history import EventFilter, entity_stream, event_type, history_streams
 
 
 def parse_time(value: str, name: str = "time") -> datetime:
@@ -68,7 +68,7 @@ def event_filter(
         if value is None:
             continue
         if _as_uuid(value) is not None:
-            streams.append(entity_stream(kind, value))
+            streams.extend(history_streams(entity_stream(kind, value)))  # a table's maintenance jobs too
         else:
             names[kind] = value
     if entity is not None:

@@ -50,6 +50,19 @@ class ChangeSummary(msgspec.Struct, frozen=True, kw_only=True, rename="kebab", o
         return "; ".join(parts)
 
 
+def summarize_maintenance_job(data: Json, finished: bool) -> ChangeSummary:
+    """A maintenance job's start or outcome with its figures, e.g.
+    `maintenance system.data-compaction succeeded: rewritten-data-files-count=200, added-data-files-count=1`."""
+    head = f"maintenance {data.get('policy_type')} "
+    if not finished:
+        return ChangeSummary(other=[f"{head}started (attempt {data.get('attempt')})"])
+    figures = ", ".join(
+        f"{key}={value}" for key, value in (data.get("metrics") or {}).items() if isinstance(value, int | float)
+    )
+    error = f": {data['error']}" if data.get("error") else ""
+    return ChangeSummary(other=[f"{head}{data.get('outcome')}{': ' + figures if figures else ''}{error}"])
+
+
 def summarize_updates(updates: list[Json], metadata: Json | None = None) -> ChangeSummary:
     """Fold a commit's updates; `metadata` (the result) resolves `-1`, "the schema added last"."""
     added: list[int] = []

@@ -17,11 +17,12 @@ from catalog_es.events import (
     ViewCommitted,
     WarehouseCreated,
 )
+from catalog_es.events.maintenance import MaintenanceJobEvent, MaintenanceJobFinished, MaintenanceJobStarted
 from catalog_es.events.registry import full_type, types_of
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from catalog_es.store.migrations import Migration
-from projections.audit.change_summary import ChangeSummary, summarize_updates
+from projections.audit.change_summary import ChangeSummary, summarize_maintenance_job, summarize_updates
 from projections.cloudevents import cloudevent
 
 MAX_PAGE_SIZE = 1000
@@ -172,6 +173,8 @@ def history_entry(event: RecordedEvent) -> HistoryEntry:
     summary: ChangeSummary | None = None
     if event.type in (TableCommitted.type_name, ViewCommitted.type_name):
         summary = summarize_updates(data.get("updates", []), data.get("metadata"))
+    elif event.type in (MaintenanceJobStarted.type_name, MaintenanceJobFinished.type_name):
+        summary = summarize_maintenance_job(data, finished=event.type == MaintenanceJobFinished.type_name)
     elif event.type in _CREATING_TYPES:
         metadata = data.get("metadata", {})
         summary = summarize_updates(data.get("updates", []), metadata)
@@ -192,9 +195,17 @@ def history_entry(event: RecordedEvent) -> HistoryEntry:
     )
 
 
+def history_streams(stream_id: str) -> list[str]:
+    """The streams of one entity's history: a table's includes the maintenance jobs run on it (their own
+    stream, so that recording a job never races the table's commits)."""
+    kind, _, entity_id = stream_id.partition("-")
+    return [stream_id, f"{MaintenanceJobEvent.stream_kind}-{entity_id}"] if kind == "table" else [stream_id]
+
+
 async def entity_history(conn: Connection, stream_id: str) -> list[HistoryEntry]:
     """Every change of one entity (a stream such as `table-<uuid>`), oldest first."""
     cursor = await conn.execute(
-        f"SELECT {_COLUMNS} FROM catalog_events WHERE stream_id = %s ORDER BY global_position".encode(), (stream_id,)
+        f"SELECT {_COLUMNS} FROM catalog_events WHERE stream_id = ANY(%s) ORDER BY global_position".encode(),
+        (history_streams(stream_id),),
     )
     return [history_entry(RecordedEvent(*row)) for row in await cursor.fetchall()]

@@ -84,7 +84,7 @@ def test_event_filter_reads_ids_and_names_when_both_kinds_are_given():
     where = event_filter(namespace=[table_id], table=table_id, view="v", types=["table.committed"])
     assert where.namespace_id is not None
     assert where.namespace is None
-    assert where.stream_ids == [f"table-{table_id}"]
+    assert where.stream_ids == [f"table-{table_id}", f"maintenance-{table_id}"]  # its maintenance jobs too
     assert (where.table_name, where.view_name) == (None, "v")
     assert where.types == ["io.catalog-es.table.committed.v1"]
     assert event_filter(namespace=["sales", "eu"]).namespace == ["sales", "eu"]

@@ -113,6 +113,13 @@ export function describe(event, state = new Map(), names = new Map()) {
   } else if (kind === 'privilege') {
     const target = names.get(data.object_id) || data.object_id;
     lines.push({ kind: verb === 'granted' ? 'add' : 'del', text: `${data.privilege} ${verb} ${verb === 'granted' ? 'to' : 'from'} ${data.principal} on ${data.object_kind} ${target}` });
+  } else if (kind === 'maintenance-job') {
+    const figures = Object.entries(data.metrics || {}).filter(([, value]) => typeof value === 'number')
+      .map(([name, value]) => `${name} ${Number(value).toLocaleString('en-US')}`);
+    const text = verb === 'started'
+      ? `maintenance started: ${data.policy_type} (attempt ${data.attempt}, by ${data.trigger?.kind || 'trigger'})`
+      : `maintenance ${data.outcome}: ${data.policy_type}${figures.length ? ` — ${figures.join(', ')}` : ''}${data.error ? ` — ${data.error}` : ''}`;
+    lines.push({ kind: data.outcome === 'failed' ? 'del' : 'mod', text });
   } else if (kind === 'warehouse' && verb === 'created') {
     lines.push({ kind: 'add', text: `warehouse created: ${data.name}` });
   } else {

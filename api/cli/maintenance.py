@@ -1,0 +1,93 @@
+"""`catalog-es maintenance run`: the Spark worker that carries out table maintenance jobs (issue 22)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from api.cli.session import DataDir, cli_dsn, cli_settings, command_group, fail, until_signalled
+from api.settings import Settings
+
+if TYPE_CHECKING:
+    from catalog_es.spark.maintenance import MaintenanceRunner
+
+maintenance_cli = command_group("Table maintenance (compaction, snapshot expiry, orphan files, manifests) on Spark.")
+
+
+def _runner(settings: Settings, catalog_uri: str | None) -> MaintenanceRunner:
+    """The worker's one SparkSession, on the offline jars unless `spark_packages` names Maven coordinates."""
+    from catalog_es.spark.artifacts import SparkJarsError  # noqa: PLC0415 - the CLI imports lazily (fast --help)
+    from catalog_es.spark.jars import spark_jars  # noqa: PLC0415
+    from catalog_es.spark.maintenance import CatalogAccess, MaintenanceRunner, maintenance_session  # noqa: PLC0415
+
+    options = settings.maintenance
+    started = time.monotonic()
+    try:
+        jars = [] if options.spark_packages else spark_jars()
+    except SparkJarsError as error:
+        fail(f"{error} (set CATALOG_ES__MAINTENANCE__SPARK_PACKAGES to use Maven instead)")
+    try:
+        spark = maintenance_session(options.spark_master, jars, options.spark_packages)
+    except ImportError:
+        fail("the maintenance worker needs PySpark: pip install 'catalog-es[spark]'")
+    spark.sparkContext.setLogLevel("ERROR")
+    typer.echo(f"Spark session on {options.spark_master} ready in {time.monotonic() - started:.1f} s", err=True)
+    access = CatalogAccess(
+        uri=catalog_uri or options.catalog_uri or settings.public_uri,
+        credential=options.credential,
+        oauth2_server_uri=options.oauth2_server_uri,
+        scope=options.scope,
+    )
+    return MaintenanceRunner(spark, access, orphan_floor_seconds=options.orphan_min_age_seconds)
+
+
+async def _work(settings: Settings, runner: MaintenanceRunner, *, once: bool) -> int:
+    from api.container import open_services  # noqa: PLC0415
+    from api.maintenance.scheduling import schedule_due  # noqa: PLC0415
+    from api.maintenance.worker import WorkerOptions, run_worker  # noqa: PLC0415
+    from api.runtime.database import migrate  # noqa: PLC0415
+
+    dsn = cli_dsn(settings)
+    await migrate(dsn)
+    options = settings.maintenance
+    worker = WorkerOptions(options.parallelism, options.lease_seconds, options.poll_seconds)
+    async with open_services(settings, dsn, pool_size=(1, options.parallelism + 2)) as services:
+        return await run_worker(services.ctx, runner, worker, once=once, scheduler_step=schedule_due)
+
+
+async def _loop(settings: Settings, runner: MaintenanceRunner) -> None:
+    await _work(settings, runner, once=False)
+
+
+@maintenance_cli.command("run")
+def run_command(
+    data_dir: DataDir = None,
+    once: Annotated[
+        bool, typer.Option("--once", help="Evaluate the triggers, run every due job, wait for them and exit")
+    ] = False,
+    catalog_uri: Annotated[
+        str | None, typer.Option(help="The catalog as Spark reaches it [default: settings' host:port /catalog]")
+    ] = None,
+) -> None:
+    """Run due maintenance jobs on one SparkSession (`CATALOG_ES__MAINTENANCE__*`: master, parallelism, lease).
+
+    Spark commits through the catalog's REST API like any client (with authentication on, as the OAuth2
+    client of CATALOG_ES__MAINTENANCE__CREDENTIAL); the jobs' start and outcome are events by
+    `system:maintenance`. A failed job changes nothing and is retried with backoff.
+    """
+    from api.logging import configure_logging  # noqa: PLC0415 - the CLI imports lazily (fast --help)
+
+    settings = cli_settings(data_dir)
+    configure_logging(settings.log_level, json=settings.log_json)
+    runner = _runner(settings, catalog_uri)
+    try:
+        if once:
+            ran = asyncio.run(_work(settings, runner, once=True))
+            typer.echo(f"{ran} maintenance job(s) run", err=True)
+        else:
+            asyncio.run(until_signalled(_loop(settings, runner)))
+    finally:
+        runner.spark.stop()

@@ -1,0 +1,1 @@
+"""The Spark maintenance worker: claims jobs from queue `maintenance` and runs them on one SparkSession."""
