@@ -169,8 +169,9 @@ def test_recursive_namespace_drop_hides_the_tree_and_one_undrop_brings_it_back(s
     assert ice.list_namespaces() == []
     hidden = {(row["typ"], tuple(row["namespace"]), row["name"]) for row in server.deleted(warehouse_id)}
     assert hidden == {("table", ("top",), "a"), ("table", ("top", "child"), "b"), ("view", ("top", "child"), "v")}
-    root = server.deleted(warehouse_id)[0]["dropped-with-namespace"]
-    single = server.undrop(warehouse_id, {"type": "table", "id": server.deleted(warehouse_id)[0]["id"]})
+    table_a = next(row for row in server.deleted(warehouse_id) if row["typ"] == "table" and row["name"] == "a")
+    root = table_a["dropped-with-namespace"]
+    single = server.undrop(warehouse_id, {"type": "table", "id": table_a["id"]})
     assert single.status_code == 400, single.text  # it comes back with its namespace only
 
     undropped = server.undrop(warehouse_id, {"type": "namespace", "id": root})
