@@ -168,7 +168,7 @@ async def load_credentials(
     namespace: FromPath[str],
     table: FromPath[str],
 ) -> LoadCredentialsResponse:
-    """Spec 1.11 loadCredentials: fresh credentials for a table the caller may read (none without STS).
+    """Spec 1.11 loadCredentials: fresh credentials for a table the caller may read (none when nothing vends).
 
     Raises:
         NoSuchTableError: the table does not exist (or is hidden from the caller).
@@ -176,12 +176,12 @@ async def load_credentials(
     """
     async with audited(request) as note:  # a credentials read is audited like loadTable (CATALOG_ES__AUDIT_READS)
         ident = parse_namespace(namespace)
-        sts = vending_profile(req, "vended-credentials")
+        vending = vending_profile(req, "vended-credentials")
         async with req.ctx.store.connection() as conn:  # released before the STS call
             row = await req.read_model.table(conn, req.warehouse.id, ident, decode_name(table))
             if row is None:
                 raise NoSuchTableError(f"Table does not exist: {ident}.{table}")
-            target = await vending_target(req, request, conn, row, sts)
+            target = await vending_target(req, request, conn, row, vending)
         if target is None or target.level is None:
             note.reason = "no credentials: STS off or no data access"
             return LoadCredentialsResponse(storage_credentials=[])
