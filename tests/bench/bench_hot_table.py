@@ -1,14 +1,17 @@
 """Hot-table benchmark (issue 19): W pyiceberg writers appending to one table, with and without server-side rebase.
 
-Run: `task bench:hot -- [--writers 1,4,16] [--seconds 20] [--pg-dsn DSN]` or `python -m tests.bench.bench_hot_table`.
-Starts PostgreSQL (embedded unless `--pg-dsn`) and one `catalog-es serve` (external DSN, no NATS, one worker,
-`CATALOG_ES__SERVER_SIDE_REBASE` at its default `opt-in`). For each W, three runs of `--seconds` each: W writers
-on one table without rebase, on one table with `catalog-es.server-side-rebase=true`, and on W separate tables
-(the no-contention ceiling). Each writer is a thread with its own pyiceberg catalog appending a 10-row batch,
-pyiceberg's own retries off: a 409 is counted, the table refreshed and the append redone. Reports goodput
-(successful appends/s), 409s per success, p50/p99 latency of a successful append (first attempt to success,
-client work included), server CPU per success, and pgbench (1 client) on the same PostgreSQL for scale.
-Writes `reports/bench/hot-<time>/result.json` and `result.md`. Not a pytest module.
+Run: `task bench:hot -- [--writers 1,4,16,32] [--seconds 20] [--clients stock,cached] [--history 0]
+[--pg-dsn DSN]` or `python -m tests.bench.bench_hot_table`. Starts PostgreSQL (embedded unless `--pg-dsn`) and one
+`catalog-es serve` (external DSN, no NATS, one worker, rebase at its default). For each client and W, three runs of
+`--seconds` each: W writers on W separate tables (the no-contention ceiling), on one table with
+`catalog-es.server-side-rebase=false`, and on one table with it `true`. Each writer is a thread with its own
+pyiceberg catalog appending a 10-row batch, pyiceberg's own retries off: a 409 is counted, the table refreshed and
+the append redone. Clients: `stock` is pyiceberg 0.12 as released; `cached` adds the client patch of
+`pyiceberg_client_cache` (metadata computed once per transaction state, as upstream proposes). `--history N`
+seeds every table with N snapshots first (`hot_table_history`). Reports goodput (successful appends/s), 409s per
+success, p50/p99 latency of a successful append (first attempt to success, client work included), server and
+client CPU per success, and pgbench (1 client) on the same PostgreSQL for scale. Writes
+`reports/bench/hot-<time>/result.json`, `result.md` and `goodput.png`. Not a pytest module.
 """
 
 from __future__ import annotations
@@ -31,21 +34,26 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
 from tests.bench import bench_servers as servers
+from tests.bench import pyiceberg_client_cache
 from tests.bench.bench_physics import pgbench_tps
+from tests.bench.hot_table_history import seed_history
+from tests.bench.hot_table_plot import plot_goodput
 
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=False), NestedField(2, "payload", StringType(), required=False)
 )
 ARROW = pa.schema([pa.field("id", pa.int64()), pa.field("payload", pa.string())])
 NO_CLIENT_RETRY = {"commit.retry.num-retries": "0"}
-REBASE = {"catalog-es.server-side-rebase": "true"}
 BATCH_ROWS = 10
+LAYOUTS = (("separate", False), ("hot", False), ("hot", True))
 
 
 @dataclass
 class Run:
     """One timed run: W writers on one or on W tables."""
 
+    client: str  # "stock" (pyiceberg as released) or "cached" (pyiceberg_client_cache installed)
+    history: int  # snapshots each table had before the run
     writers: int
     layout: str  # "hot" (one table) or "separate" (one table per writer)
     rebase: bool
@@ -57,6 +65,7 @@ class Run:
     p50_ms: float
     p99_ms: float
     server_cpu_ms_per_success: float
+    client_cpu_ms_per_success: float
 
 
 def _percentile(values: list[float], fraction: float) -> float:
@@ -71,19 +80,23 @@ def _catalog(server: servers.Server) -> Catalog:
     return load_catalog("bench", type="rest", uri=uri, warehouse="demo")
 
 
-def _run(server: servers.Server, writers: int, layout: str, rebase: bool, seconds: float, tag: str) -> Run:
+def _run(
+    server: servers.Server, client: str, history: int, writers: int, layout: str, rebase: bool, seconds: float
+) -> Run:
     admin = _catalog(server)
-    properties = {**NO_CLIENT_RETRY, **(REBASE if rebase else {})}
-    names = [f"hot.{tag}_{i if layout == 'separate' else 0}" for i in range(writers)]
+    tag = f"{client}_h{history}_w{writers}_{layout}_{'on' if rebase else 'off'}"
+    properties = {**NO_CLIENT_RETRY, "catalog-es.server-side-rebase": str(rebase).lower()}
+    names = [f"{tag}_{i if layout == 'separate' else 0}" for i in range(writers)]
     for name in sorted(set(names)):
-        admin.create_table(name, schema=SCHEMA, properties=properties)
+        admin.create_table(f"hot.{name}", schema=SCHEMA, properties=properties)
+        seed_history(server.base_url, "hot", name, history)
     latencies: list[list[float]] = [[] for _ in range(writers)]
     conflicts = [0] * writers
     barrier = threading.Barrier(writers + 1)
     deadline = [0.0]
 
     def write(i: int) -> None:
-        table = _catalog(server).load_table(names[i])
+        table = _catalog(server).load_table(f"hot.{names[i]}")
         barrier.wait()
         n = 0
         while time.perf_counter() < deadline[0]:
@@ -102,17 +115,19 @@ def _run(server: servers.Server, writers: int, layout: str, rebase: bool, second
     threads = [threading.Thread(target=write, args=(i,)) for i in range(writers)]
     for thread in threads:
         thread.start()
-    cpu_before = server.cpu_seconds()
+    cpu_before, client_before = server.cpu_seconds(), time.process_time()
     deadline[0] = time.perf_counter() + seconds
     started = time.perf_counter()
     barrier.wait()
     for thread in threads:
         thread.join()
     wall = time.perf_counter() - started
-    cpu = server.cpu_seconds() - cpu_before
+    cpu, client_cpu = server.cpu_seconds() - cpu_before, time.process_time() - client_before
     done = [value for per_writer in latencies for value in per_writer]
     successes, conflicted = len(done), sum(conflicts)
     return Run(
+        client=client,
+        history=history,
         writers=writers,
         layout=layout,
         rebase=rebase,
@@ -124,23 +139,38 @@ def _run(server: servers.Server, writers: int, layout: str, rebase: bool, second
         p50_ms=round(statistics.median(done) * 1000, 1) if done else float("nan"),
         p99_ms=round(_percentile(done, 0.99) * 1000, 1),
         server_cpu_ms_per_success=round(cpu * 1000 / max(successes, 1), 2),
+        client_cpu_ms_per_success=round(client_cpu * 1000 / max(successes, 1), 2),
     )
 
 
+def ceiling_ratio(run: Run, runs: list[Run]) -> float:
+    """The run's goodput ÷ the same client's separate-tables goodput at the same W and history."""
+    ceiling = next(
+        (
+            other.goodput
+            for other in runs
+            if other.layout == "separate"
+            and (other.client, other.history, other.writers) == (run.client, run.history, run.writers)
+        ),
+        0.0,
+    )
+    return run.goodput / ceiling if ceiling else float("nan")
+
+
 def markdown(runs: list[Run], pgbench: float | None, header: str) -> str:
-    ceiling = {run.writers: run.goodput for run in runs if run.layout == "separate"}
     lines = [
         header,
         "",
-        "| W | layout | rebase | appends/s | 409s per success | p50 ms | p99 ms | server CPU ms/append | ÷ separate |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| client | history | W | layout | rebase | appends/s | 409s per success | p50 ms | p99 ms "
+        "| server CPU ms/append | client CPU ms/append | ÷ separate |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for run in runs:
-        ratio = run.goodput / ceiling[run.writers] if ceiling.get(run.writers) else float("nan")
         lines.append(
-            f"| {run.writers} | {run.layout} | {'on' if run.rebase else 'off'} | {run.goodput:,.1f} | "
-            f"{run.conflicts_per_success:.2f} | {run.p50_ms:,.1f} | {run.p99_ms:,.1f} | "
-            f"{run.server_cpu_ms_per_success:.2f} | {ratio:.0%} |"
+            f"| {run.client} | {run.history} | {run.writers} | {run.layout} | {'on' if run.rebase else 'off'} | "
+            f"{run.goodput:,.1f} | {run.conflicts_per_success:.2f} | {run.p50_ms:,.1f} | {run.p99_ms:,.1f} | "
+            f"{run.server_cpu_ms_per_success:.2f} | {run.client_cpu_ms_per_success:.2f} | "
+            f"{ceiling_ratio(run, runs):.0%} |"
         )
     if pgbench:
         one = next((run for run in runs if run.writers == 1 and run.layout == "hot" and run.rebase), None)
@@ -156,8 +186,10 @@ def markdown(runs: list[Run], pgbench: float | None, header: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--writers", default="1,4,16", help="comma-separated writer counts")
+    parser.add_argument("--writers", default="1,4,16,32", help="comma-separated writer counts")
     parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--clients", default="stock,cached", help="comma-separated: stock, cached")
+    parser.add_argument("--history", type=int, default=0, help="snapshots seeded into every table first")
     parser.add_argument("--pg-dsn", default=os.environ.get("CATALOG_ES_TEST_PG_DSN"))
     parser.add_argument("--out", default=str(servers.ROOT / "reports" / "bench"))
     args = parser.parse_args()
@@ -170,11 +202,16 @@ def main() -> None:
     runs: list[Run] = []
     try:
         _catalog(server).create_namespace("hot")
-        for writers in (int(value) for value in args.writers.split(",")):
-            for layout, rebase in (("separate", False), ("hot", False), ("hot", True)):
-                tag = f"w{writers}_{layout}_{'on' if rebase else 'off'}"
-                runs.append(_run(server, writers, layout, rebase, args.seconds, tag))
-                print(json.dumps(asdict(runs[-1])), flush=True)
+        for client in args.clients.split(","):
+            if client == "cached":
+                pyiceberg_client_cache.install()
+            try:
+                for writers in (int(value) for value in args.writers.split(",")):
+                    for layout, rebase in LAYOUTS:
+                        runs.append(_run(server, client, args.history, writers, layout, rebase, args.seconds))
+                        print(json.dumps(asdict(runs[-1])), flush=True)
+            finally:
+                pyiceberg_client_cache.uninstall()
     finally:
         server.stop()
     tps = pgbench_tps(dsn, clients=1, seconds=int(args.seconds), work=work)
@@ -187,6 +224,7 @@ def main() -> None:
     report = markdown(runs, tps[0] if tps else None, header)
     (work / "result.json").write_text(json.dumps({"runs": [asdict(run) for run in runs], "pgbench_tps": tps}))
     (work / "result.md").write_text(report)
+    plot_goodput(runs, work / "goodput.png")
     print(report)
 
 
