@@ -21,6 +21,14 @@ _SUMMARISED = {
 }
 
 
+class RebaseSummary(msgspec.Struct, frozen=True, kw_only=True, rename="kebab"):
+    """A commit the server rebased (issue 19): the branch, the client's base and the head it was put on."""
+
+    ref: str
+    original_base_snapshot_id: int | None
+    new_parent_snapshot_id: int
+
+
 class ChangeSummary(msgspec.Struct, frozen=True, kw_only=True, rename="kebab", omit_defaults=True):
     """What a change did, in Iceberg terms; empty fields are left out of the JSON form."""
 
@@ -33,6 +41,7 @@ class ChangeSummary(msgspec.Struct, frozen=True, kw_only=True, rename="kebab", o
     location: str | None = None
     refs_set: dict[str, int] = {}
     other: list[str] = []
+    rebased: RebaseSummary | None = None
 
     def describe(self) -> str:
         """One line for a terminal, e.g. `+snapshot 42; schema 1 (current); set owner=bob`."""
@@ -47,6 +56,11 @@ class ChangeSummary(msgspec.Struct, frozen=True, kw_only=True, rename="kebab", o
         if self.location is not None:
             parts.append(f"location {self.location}")
         parts += self.other
+        if self.rebased is not None:
+            parts.append(
+                f"rebased by the server onto {self.rebased.new_parent_snapshot_id} "
+                f"(client base {self.rebased.original_base_snapshot_id})"
+            )
         return "; ".join(parts)
 
 
@@ -63,8 +77,9 @@ def summarize_maintenance_job(data: Json, finished: bool) -> ChangeSummary:
     return ChangeSummary(other=[f"{head}{data.get('outcome')}{': ' + figures if figures else ''}{error}"])
 
 
-def summarize_updates(updates: list[Json], metadata: Json | None = None) -> ChangeSummary:
-    """Fold a commit's updates; `metadata` (the result) resolves `-1`, "the schema added last"."""
+def summarize_updates(updates: list[Json], metadata: Json | None = None, rebased: Json | None = None) -> ChangeSummary:
+    """Fold a commit's updates; `metadata` (the result) resolves `-1`, "the schema added last"; `rebased` is the
+    commit event's record of a server-side rebase."""
     added: list[int] = []
     fields: Json = {
         "snapshots_added": [],
@@ -99,6 +114,12 @@ def summarize_updates(updates: list[Json], metadata: Json | None = None) -> Chan
             fields["refs_set"][update["ref-name"]] = int(update["snapshot-id"])
         elif action not in _SUMMARISED and action not in fields["other"]:
             fields["other"].append(action)
+    if rebased:
+        fields["rebased"] = RebaseSummary(
+            ref=rebased["ref"],
+            original_base_snapshot_id=rebased.get("original_base_snapshot_id"),
+            new_parent_snapshot_id=rebased["new_parent_snapshot_id"],
+        )
     return ChangeSummary(**fields)
 
 

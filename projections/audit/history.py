@@ -172,7 +172,7 @@ def history_entry(event: RecordedEvent) -> HistoryEntry:
     data = event.data
     summary: ChangeSummary | None = None
     if event.type in (TableCommitted.type_name, ViewCommitted.type_name):
-        summary = summarize_updates(data.get("updates", []), data.get("metadata"))
+        summary = summarize_updates(data.get("updates", []), data.get("metadata"), data.get("rebased"))
     elif event.type in (MaintenanceJobStarted.type_name, MaintenanceJobFinished.type_name):
         summary = summarize_maintenance_job(data, finished=event.type == MaintenanceJobFinished.type_name)
     elif event.type in _CREATING_TYPES:

@@ -183,6 +183,9 @@ def test_stale_overwrite_is_rebased_only_when_its_partition_was_untouched(catalo
     commits = [json.loads(e["data"]) if isinstance(e["data"], str) else e["data"] for e in events]
     rebased = [data["rebased"] for data in commits if "rebased" in data]
     assert rebased == [{"ref": "main", "original_base_snapshot_id": base, "new_parent_snapshot_id": moved_to}]
+    history = httpx.get(f"{catalog.base_url}/management/v1/events/history/table-{table.metadata.table_uuid}").json()
+    shown = [change["summary"]["rebased"] for change in history["changes"] if "rebased" in change.get("summary", {})]
+    assert shown == [{"ref": "main", "original-base-snapshot-id": base, "new-parent-snapshot-id": moved_to}]
 
 
 # --- equivalence with the same operations serialised ------------------------------------------------

@@ -88,3 +88,16 @@ def test_event_filter_reads_ids_and_names_when_both_kinds_are_given():
     assert (where.table_name, where.view_name) == (None, "v")
     assert where.types == ["io.catalog-es.table.committed.v1"]
     assert event_filter(namespace=["sales", "eu"]).namespace == ["sales", "eu"]
+
+
+def test_summary_records_a_server_side_rebase_and_describes_it():
+    updates = [{"action": "add-snapshot", "snapshot": {"snapshot-id": 9, "timestamp-ms": 1}}]
+    rebased = {"ref": "main", "original_base_snapshot_id": 5, "new_parent_snapshot_id": 8}
+    summary = summarize_updates(updates, None, rebased)
+    assert msgspec.json.decode(msgspec.json.encode(summary))["rebased"] == {
+        "ref": "main",
+        "original-base-snapshot-id": 5,
+        "new-parent-snapshot-id": 8,
+    }
+    assert summary.describe() == "+snapshot 9; rebased by the server onto 8 (client base 5)"
+    assert "rebased" not in msgspec.json.decode(msgspec.json.encode(summarize_updates(updates)))
