@@ -3,8 +3,9 @@
 A commit whose only failed requirement is `assert-ref-snapshot-id` (the branch moved since the client's
 base) is what Iceberg's client would refresh and retry. When its new snapshots commute with everything
 committed since the base, the server can do that retry itself: the same data and delete manifests, on a
-manifest list re-derived from the current head, with fresh sequence numbers and recomputed totals. These
-are the pure decisions; `catalog_es.storage.rebase_files` does the reading and writing of manifest lists.
+manifest list re-derived from the current head, with fresh sequence numbers (and on v3 fresh row ids) and
+recomputed totals. These are the pure decisions; `catalog_es.storage.rebase_files` does the reading and
+writing of manifest lists.
 """
 
 from __future__ import annotations
@@ -29,12 +30,10 @@ from pyiceberg.table.update import (
 from pyiceberg.typedef import Record
 
 from catalog_es.events import Json
+from catalog_es.metadata.manifest_row_ids import has_row_id_field, with_first_row_id
 
 REBASE_PROPERTY = "catalog-es.server-side-rebase"
 RebaseMode = Literal["off", "opt-in", "on"]
-# Format v3 needs first-row-id on every data manifest of the list, which pyiceberg 0.12 can neither read
-# nor write (its manifest-list writer stops at v2): such commits keep the 409.
-_REBASABLE_FORMATS = (1, 2)
 _COMMUTING_OPERATIONS = (Operation.APPEND, Operation.OVERWRITE, Operation.DELETE)
 _TOTALS_PREFIX = "total-"
 _REQUIREMENTS = pydantic.TypeAdapter(list[TableRequirement])
@@ -75,13 +74,11 @@ class RebasePlan:
 def plan_rebase(current: TableMetadata, requirements: list[Json], updates: list[Json]) -> RebasePlan | None:
     """The rebase of a commit that failed on `current`, or None when it must stay a conflict (409).
 
-    Qualifies: format 1 or 2; every requirement holds except one `assert-ref-snapshot-id` on a branch whose
-    asserted snapshot is an ancestor of the branch's head; the updates are only `add-snapshot`s chained from
-    that base and `set-snapshot-ref`s of that branch to them; each snapshot an append, overwrite or delete
-    on the current schema.
+    Qualifies (any format version): every requirement holds except one `assert-ref-snapshot-id` on a branch
+    whose asserted snapshot is an ancestor of the branch's head; the updates are only `add-snapshot`s chained
+    from that base and `set-snapshot-ref`s of that branch to them; each snapshot an append, overwrite or
+    delete on the current schema.
     """
-    if current.format_version not in _REBASABLE_FORMATS:
-        return None
     try:
         parsed_requirements = _REQUIREMENTS.validate_python(requirements)
         parsed_updates = _UPDATES.validate_python(updates)
@@ -184,9 +181,9 @@ def rebased_manifests(
     new manifests plus the rebased parent's list minus the manifests the client dropped (rewritten by an
     overwrite or a merge, or holding deleted entries only). A dropped manifest with live files that is no
     longer in the rebased parent was rewritten by a concurrent commit too, so its files would be listed
-    twice: a conflict. New manifests get their sequence
-    numbers unassigned again, for pyiceberg's manifest-list writer to assign the rebased ones (entries
-    added by the commit inherit them: spec "Sequence Number Inheritance").
+    twice: a conflict. New manifests get their sequence numbers (and on v3 their `first_row_id`) unassigned
+    again, for the manifest-list writer to assign the rebased ones (entries added by the commit inherit them:
+    spec "Sequence Number Inheritance", "Row Lineage"); the head's manifests keep theirs.
     """
     parent_client = list(base)
     parent_rebased = list(head)
@@ -224,11 +221,15 @@ def _is_append(snapshot: Snapshot) -> bool:
 
 
 def _unassigned(manifest: ManifestFile, snapshot: Snapshot) -> ManifestFile:
-    """The client's manifest with the sequence numbers its commit assigned made unassigned again.
+    """The client's manifest with the sequence numbers and the first row id its commit assigned unassigned again.
 
     The minimum is the commit's own number when every entry inherits it; older explicit numbers (existing
-    or deleted entries of a rewritten manifest) stay.
+    or deleted entries of a rewritten manifest) stay. A v3 manifest the commit wrote has no row ids of its
+    own before its list is written (as in Java's retry, which lists the same new manifests again): the
+    client's list gave it ids from the client's stale base, the rebased list gives it the next free ones.
     """
+    if has_row_id_field(manifest):
+        manifest = with_first_row_id(manifest, None)
     unassigned = ManifestFile(*_values(manifest))  # not `copy`: it would share the client's field list
     if snapshot.sequence_number is not None and manifest.sequence_number == snapshot.sequence_number:
         unassigned.sequence_number = UNASSIGNED_SEQ
@@ -268,13 +269,29 @@ def conflicting(client: set[PartitionKey], concurrent: set[PartitionKey]) -> boo
     return not client.isdisjoint(concurrent)
 
 
+@dataclass(frozen=True)
+class AssignedRows:
+    """The row ids a v3 snapshot assigned (spec "Row Lineage"): `added_rows` of them from `first_row_id`."""
+
+    first_row_id: int
+    added_rows: int
+
+
 def rebased_snapshot(
-    client: Snapshot, parent: Snapshot, sequence_number: int, manifest_list: str, timestamp_ms: int
+    client: Snapshot,
+    parent: Snapshot,
+    sequence_number: int,
+    manifest_list: str,
+    timestamp_ms: int,
+    rows: AssignedRows | None = None,
 ) -> Snapshot:
     """The client's snapshot on `parent`: same id and changes, new parent, sequence number, list and totals.
 
     Totals are the parent's plus the client's added/removed counts (pyiceberg's `update_snapshot_summaries`);
-    the timestamp is never behind the parent's, as the snapshot log must stay ordered.
+    the timestamp is never behind the parent's, as the snapshot log must stay ordered. On v3, `rows` are the
+    ids the rebased manifest list assigned: the snapshot's `first-row-id` and `added-rows`, as Java's
+    `SnapshotProducer` sets them from its list writer (the client's, from its stale base, would overlap the
+    ids the head's snapshots assigned).
     """
     assert client.summary is not None  # checked by plan_rebase
     summary = client.summary.additional_properties
@@ -287,6 +304,7 @@ def rebased_snapshot(
             "manifest_list": manifest_list,
             "summary": recomputed,
             "timestamp_ms": max(timestamp_ms, client.timestamp_ms, parent.timestamp_ms),
+            **({"first_row_id": rows.first_row_id, "added_rows": rows.added_rows} if rows is not None else {}),
         }
     )
 

@@ -52,6 +52,12 @@ def with_next_row_id(metadata: TableMetadata) -> TableMetadata:
     return metadata
 
 
+def next_row_id(metadata: TableMetadata) -> int | None:
+    """The first row id the next snapshot of a v3 table gets (0 before any lineage); None below v3."""
+    with_lineage = with_next_row_id(metadata)
+    return with_lineage.next_row_id if isinstance(with_lineage, TableMetadataV3) else None
+
+
 @_apply_table_update.register(UpgradeFormatVersionUpdate)
 def _(update: UpgradeFormatVersionUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:
     if update.format_version > LATEST_FORMAT_VERSION:

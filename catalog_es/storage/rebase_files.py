@@ -1,7 +1,8 @@
 """The IO of a server-side rebase: manifest lists and manifests read, new manifest lists written (blocking).
 
 All through the warehouse's storage, so every file read or written is confined to the warehouse; the
-Avro is pyiceberg's (its manifest-list reader and writer, its manifest entry reader).
+Avro is pyiceberg's (its manifest-list reader and writer, its manifest entry reader), with the v3 manifest
+lists of `catalog_es.storage.manifest_lists`.
 """
 
 from __future__ import annotations
@@ -13,15 +14,17 @@ from contextlib import suppress
 from dataclasses import dataclass
 
 import structlog
-from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus, ManifestFile, read_manifest_list, write_manifest_list
+from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus, ManifestFile
 from pyiceberg.table import TableProperties
 from pyiceberg.table.locations import load_location_provider
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.snapshots import Snapshot
 from pyiceberg.table.update.snapshot import _new_manifest_list_file_name
+from pyiceberg.typedef import TableVersion
 
 from catalog_es.events import Json
 from catalog_es.metadata.rebase import (
+    AssignedRows,
     PartitionKey,
     RebasePlan,
     as_written,
@@ -31,35 +34,46 @@ from catalog_es.metadata.rebase import (
     rebased_updates,
     touched_partitions,
 )
+from catalog_es.metadata.row_lineage import next_row_id
 from catalog_es.storage.files import WarehouseStorage
+from catalog_es.storage.manifest_lists import (
+    ManifestListWriterV3,
+    read_manifest_list,
+    read_schema_version,
+    write_manifest_list,
+)
 
 
 class _ManifestLists:
-    """Parsed manifest lists by storage and location, the most recent few.
+    """Parsed manifest lists by storage, location and read schema, the most recent few.
 
     A manifest list is written once and never changed, and on a hot table the head's list is the one the
-    previous rebase wrote and the next client's base: reading it again would be most of a rebase's IO.
+    previous rebase wrote and the next client's base: reading it again would be most of a rebase's IO. The
+    read schema is part of the key: a list read as v2 has lost the `first_row_id`s a v3 rebase must keep.
     """
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._lists: OrderedDict[tuple[WarehouseStorage, str], list[ManifestFile]] = OrderedDict()
+        self._lists: OrderedDict[tuple[WarehouseStorage, str, TableVersion], list[ManifestFile]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def read(self, storage: WarehouseStorage, location: str) -> list[ManifestFile]:
+    def read(self, storage: WarehouseStorage, location: str, format_version: int) -> list[ManifestFile]:
         io = storage.file_io(location)  # confined to the warehouse, cached or not
+        key = (storage, location, read_schema_version(format_version))
         with self._lock:
-            found = self._lists.get((storage, location))
+            found = self._lists.get(key)
             if found is not None:
-                self._lists.move_to_end((storage, location))
+                self._lists.move_to_end(key)
                 return found
-        manifests = list(read_manifest_list(io.new_input(location)))
-        self.keep(storage, location, manifests)
+        manifests = read_manifest_list(io.new_input(location), format_version)
+        self.keep(storage, location, format_version, manifests)
         return manifests
 
-    def keep(self, storage: WarehouseStorage, location: str, manifests: list[ManifestFile]) -> None:
+    def keep(
+        self, storage: WarehouseStorage, location: str, format_version: int, manifests: list[ManifestFile]
+    ) -> None:
         with self._lock:
-            self._lists[(storage, location)] = manifests
+            self._lists[(storage, location, read_schema_version(format_version))] = manifests
             while len(self._lists) > self._size:
                 self._lists.popitem(last=False)
 
@@ -106,26 +120,33 @@ def rebase_commit(
     )
     written: list[str] = []
     rebased: list[Snapshot] = []
-    parent, sequence_number = plan.head, current.next_sequence_number()
+    parent, sequence_number, row_id = plan.head, current.next_sequence_number(), next_row_id(current)
     try:
         for snapshot, manifests in zip(plan.snapshots, lists, strict=True):
             name = _new_manifest_list_file_name(
                 snapshot_id=snapshot.snapshot_id, attempt=attempt, commit_uuid=commit_uuid
             )
             location = provider.new_metadata_location(name)
-            parent = rebased_snapshot(snapshot, parent, sequence_number, location, now_ms)
             output = storage.file_io(location).new_output(location)
             written.append(location)
             with write_manifest_list(
                 format_version=current.format_version,
                 output_file=output,
-                snapshot_id=parent.snapshot_id,
-                parent_snapshot_id=parent.parent_snapshot_id,
-                sequence_number=parent.sequence_number,
+                snapshot_id=snapshot.snapshot_id,
+                parent_snapshot_id=parent.snapshot_id,
+                sequence_number=sequence_number,
+                first_row_id=row_id,
                 avro_compression=compression,  # type: ignore[arg-type] # a table property, as pyiceberg reads it
             ) as writer:
                 writer.add_manifests(manifests)
-            _LISTS.keep(storage, location, as_written(manifests, sequence_number))
+            rows = None
+            if isinstance(writer, ManifestListWriterV3):
+                rows = AssignedRows(first_row_id=writer.first_row_id, added_rows=writer.assigned_rows)
+                row_id = writer.next_row_id
+                _LISTS.keep(storage, location, current.format_version, writer.written)
+            else:
+                _LISTS.keep(storage, location, current.format_version, as_written(manifests, sequence_number))
+            parent = rebased_snapshot(snapshot, parent, sequence_number, location, now_ms, rows)
             rebased.append(parent)
             if current.format_version > 1:
                 sequence_number += 1
@@ -140,11 +161,12 @@ def _rebased_lists(
 ) -> list[list[ManifestFile]] | None:
     """The manifests of each rebased list, from the client's, its base's and the head's lists; None: a conflict."""
     base = current.snapshot_by_id(plan.original_base) if plan.original_base is not None else None
-    base_list = _manifest_list(storage, base.manifest_list) if base is not None else []
-    client_lists = [_manifest_list(storage, snapshot.manifest_list) for snapshot in plan.snapshots]
-    head_list = _manifest_list(storage, plan.head.manifest_list)
+    version = current.format_version
+    base_list = _manifest_list(storage, base.manifest_list, version) if base is not None else []
+    client_lists = [_manifest_list(storage, snapshot.manifest_list, version) for snapshot in plan.snapshots]
+    head_list = _manifest_list(storage, plan.head.manifest_list, version)
     lists = rebased_manifests(base_list, head_list, client_lists, plan.snapshots, current.default_spec_id)
-    if lists is None or (not plan.append_only and _overlaps(storage, plan, client_lists)):
+    if lists is None or (not plan.append_only and _overlaps(storage, version, plan, client_lists)):
         return None
     return lists
 
@@ -156,8 +178,8 @@ def delete_manifest_lists(storage: WarehouseStorage, locations: list[str]) -> No
             storage.delete_file(location)
 
 
-def _manifest_list(storage: WarehouseStorage, location: str) -> list[ManifestFile]:
-    return _LISTS.read(storage, location)
+def _manifest_list(storage: WarehouseStorage, location: str, format_version: int) -> list[ManifestFile]:
+    return _LISTS.read(storage, location, format_version)
 
 
 def _changed_entries(storage: WarehouseStorage, manifests: list[ManifestFile], snapshot_id: int) -> list[ManifestEntry]:
@@ -175,13 +197,15 @@ def _changed_entries(storage: WarehouseStorage, manifests: list[ManifestFile], s
     return entries
 
 
-def _overlaps(storage: WarehouseStorage, plan: RebasePlan, client_lists: list[list[ManifestFile]]) -> bool:
+def _overlaps(
+    storage: WarehouseStorage, format_version: int, plan: RebasePlan, client_lists: list[list[ManifestFile]]
+) -> bool:
     """Whether the client's changes touch a partition that a commit since its base touched."""
     client: set[PartitionKey] = set()
     for snapshot, manifests in zip(plan.snapshots, client_lists, strict=True):
         client |= touched_partitions(_changed_entries(storage, manifests, snapshot.snapshot_id))
     concurrent: set[PartitionKey] = set()
     for snapshot in plan.concurrent:
-        manifests = _manifest_list(storage, snapshot.manifest_list)
+        manifests = _manifest_list(storage, snapshot.manifest_list, format_version)
         concurrent |= touched_partitions(_changed_entries(storage, manifests, snapshot.snapshot_id))
     return conflicting(client, concurrent)

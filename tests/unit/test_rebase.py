@@ -173,8 +173,12 @@ def test_commit_keeps_its_conflict_when_it_is_not_a_plain_stale_snapshot_commit(
     assert plan is None, why
 
 
-def test_format_v3_commit_keeps_its_conflict_when_rebase_cannot_write_its_row_lineage() -> None:
-    assert plan_rebase(table(format_version=3), asserts(A), [client_append(A), set_main()]) is None
+@pytest.mark.parametrize("format_version", [2, 3])
+def test_stale_append_is_planned_on_format_versions_2_and_3_alike(format_version: int) -> None:
+    plan = plan_rebase(table(format_version=format_version), asserts(A), [client_append(A), set_main()])
+
+    assert plan is not None
+    assert plan.head.snapshot_id == C  # v3's row ids: tests/unit/test_rebase_v3.py
 
 
 # --- the rebased manifest list and snapshot ------------------------------------------------------------
