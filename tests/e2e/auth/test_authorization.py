@@ -291,7 +291,7 @@ def test_effective_assignments_name_each_grant_with_the_object_it_comes_from(
 
 def test_warehouse_rebase_mode_needs_modify_and_a_hidden_warehouse_answers_like_a_missing_one(
     seeded: RunningCatalog, idp: OpenIdProvider
-):
+) -> None:
     admin, alice, bob = (_management(seeded, idp, client) for client in ("admin", "alice", "bob"))
     warehouse = _id(seeded, "SELECT id FROM warehouses")
     _granted(admin, f"warehouse/{warehouse}", writes=[{"type": "select", "user": "oidc~alice"}])
