@@ -10,6 +10,7 @@ import msgspec
 
 from catalog_es.events import Json, SecretReference
 from catalog_es.identifiers import Namespace
+from catalog_es.metadata.rebase import RebaseMode
 from catalog_es.store.database import Connection
 
 
@@ -30,6 +31,8 @@ class WarehouseRow(msgspec.Struct, frozen=True):
     credential_id: uuid.UUID | None = None
     credential_fingerprint: str | None = None
     version: int = 1
+    # The warehouse's own server-side rebase mode (issue 19); None: the server's setting is in force.
+    server_side_rebase: RebaseMode | None = None
 
     @property
     def alternative_schemes(self) -> tuple[str, ...]:

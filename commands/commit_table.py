@@ -128,7 +128,8 @@ async def append_commit(
 
 
 async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow, current: TabularRow) -> TabularResult:
-    rebase = rebase_enabled(ctx.server_side_rebase, current.metadata.get("properties") or {})
+    mode = warehouse.server_side_rebase or ctx.server_side_rebase  # the warehouse's own mode, else the server's
+    rebase = rebase_enabled(mode, current.metadata.get("properties") or {})
     try:
         prepared = prepare_commit(current, cmd.requirements, cmd.updates, ctx.now_ms(), ctx.parsed_metadata)
     except CommitFailedError as failure:

@@ -1,4 +1,5 @@
-"""Warehouse use cases: create, rename, (de)activate, storage and credential updates, delete profile, delete."""
+"""Warehouse use cases: create, rename, (de)activate, storage and credential updates, delete profile, rebase mode,
+delete."""
 
 from __future__ import annotations
 
@@ -20,9 +21,11 @@ from catalog_es.events import (
     WarehouseDeleteProfileUpdated,
     WarehouseEvent,
     WarehouseRenamed,
+    WarehouseServerSideRebaseUpdated,
     WarehouseStorageUpdated,
 )
 from catalog_es.identifiers import name_key
+from catalog_es.metadata.rebase import RebaseMode
 from catalog_es.state import WarehouseRow
 from catalog_es.storage.delete_profiles import decode_delete_profile
 from catalog_es.storage.file_roots import storage_overlaps
@@ -89,6 +92,14 @@ class UpdateCredential(msgspec.Struct, frozen=True, kw_only=True):
 class UpdateDeleteProfile(msgspec.Struct, frozen=True):
     warehouse_id: uuid.UUID
     delete_profile: Json
+    metadata: EventMetadata
+
+
+class UpdateServerSideRebase(msgspec.Struct, frozen=True):
+    """The warehouse's own rebase mode; None falls back to the server's `server_side_rebase`."""
+
+    warehouse_id: uuid.UUID
+    mode: RebaseMode | None
     metadata: EventMetadata
 
 
@@ -256,6 +267,17 @@ async def handle_update_delete_profile(cmd: UpdateDeleteProfile, ctx: CommandCon
         event = WarehouseDeleteProfileUpdated(
             warehouse_id=row.id, project_id=row.project_id, delete_profile=delete_profile
         )
+        await _append(tx, row, event)
+
+
+async def handle_update_server_side_rebase(cmd: UpdateServerSideRebase, ctx: CommandContext) -> None:
+    """Recorded even when the mode is unchanged, as a delete profile is: the audit shows who set it, and when.
+
+    In force for the next commit (the warehouse cache drops the row with the event): see `commands.commit_table`.
+    """
+    async with ctx.store.transaction(cmd.metadata) as tx:
+        row = await _existing(tx, ctx, cmd.warehouse_id)
+        event = WarehouseServerSideRebaseUpdated(warehouse_id=row.id, project_id=row.project_id, mode=cmd.mode)
         await _append(tx, row, event)
 
 

@@ -1,4 +1,5 @@
-"""Warehouses under /management/v1: create, list, get, rename, (de)activate, storage, credential, delete."""
+"""Warehouses under /management/v1: create, list, get, rename, (de)activate, storage, credential, delete profile,
+server-side rebase, delete."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from api.management.wire import (
     RenameRequest,
     UpdateCredentialRequest,
     UpdateDeleteProfileRequest,
+    UpdateServerSideRebaseRequest,
     UpdateStorageRequest,
 )
 from catalog_es.errors import NoSuchWarehouseError
@@ -33,6 +35,7 @@ from commands.warehouses import (
     SetWarehouseActive,
     UpdateCredential,
     UpdateDeleteProfile,
+    UpdateServerSideRebase,
     UpdateStorage,
     handle_create_warehouse,
     handle_delete_warehouse,
@@ -40,6 +43,7 @@ from commands.warehouses import (
     handle_set_warehouse_active,
     handle_update_credential,
     handle_update_delete_profile,
+    handle_update_server_side_rebase,
     handle_update_storage,
 )
 from projections.protection import protected_ids
@@ -58,6 +62,7 @@ def _response(row: WarehouseRow, protected: set[uuid.UUID]) -> GetWarehouseRespo
         protected=row.id in protected,
         storage_credential_type=str(row.storage_profile.get("type")) if credential else None,
         storage_credential_fingerprint=credential.fingerprint if credential else None,
+        server_side_rebase=row.server_side_rebase,
     )
 
 
@@ -171,3 +176,15 @@ class WarehousesController(Controller):
         data: JSONBody[UpdateDeleteProfileRequest],
     ) -> None:
         await handle_update_delete_profile(UpdateDeleteProfile(warehouse_id, data.delete_profile, req.meta), req.ctx)
+
+    @post("/{warehouse_id:uuid}/server-side-rebase", status_code=204, opt=requires(on_warehouse("modify")))
+    async def update_server_side_rebase(
+        self,
+        req: NamedDependency[RequestScope],
+        warehouse_id: FromPath[uuid.UUID],
+        data: JSONBody[UpdateServerSideRebaseRequest],
+    ) -> None:
+        """`on`, `opt-in` or `off` for the warehouse's tables (issue 19), overriding the server's setting;
+        null falls back to it. The table property `catalog-es.server-side-rebase` still decides under `opt-in`
+        and opts a table out under `on`."""
+        await handle_update_server_side_rebase(UpdateServerSideRebase(warehouse_id, data.mode, req.meta), req.ctx)

@@ -9,6 +9,7 @@ from typing import Any, Literal
 import msgspec
 
 from api.wire_limits import Name, Text
+from catalog_es.metadata.rebase import RebaseMode
 
 Json = dict[str, Any]
 
@@ -86,6 +87,7 @@ class GetWarehouseResponse(Response):
     protected: bool = False
     storage_credential_type: str | None = None
     storage_credential_fingerprint: str | None = None
+    server_side_rebase: RebaseMode | None = None  # the warehouse's own mode; null: the server's setting
 
 
 class ListWarehousesResponse(Response):
@@ -103,6 +105,12 @@ class UpdateCredentialRequest(Request):
 
 class UpdateDeleteProfileRequest(Request):
     delete_profile: Json
+
+
+class UpdateServerSideRebaseRequest(Request):
+    """`mode` null or absent: the warehouse follows the server's setting again."""
+
+    mode: RebaseMode | None = None
 
 
 class AccessRequest(msgspec.Struct, rename="kebab", forbid_unknown_fields=True, kw_only=True):

@@ -64,6 +64,7 @@ from catalog_es.events.catalog import (
     WarehouseDeleteProfileUpdated,
     WarehouseEvent,
     WarehouseRenamed,
+    WarehouseServerSideRebaseUpdated,
     WarehouseStorageUpdated,
 )
 from catalog_es.events.registry import (
@@ -126,6 +127,7 @@ __all__ = [
     "WarehouseDeleted",
     "WarehouseEvent",
     "WarehouseRenamed",
+    "WarehouseServerSideRebaseUpdated",
     "WarehouseStorageUpdated",
     "decode_event",
     "event_data",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Literal
 
 import msgspec
 
@@ -99,6 +100,16 @@ class WarehouseCredentialUpdated(WarehouseEvent, frozen=True, kw_only=True):
 class WarehouseDeleteProfileUpdated(WarehouseEvent, frozen=True, kw_only=True):
     type_name = "io.catalog-es.warehouse.delete-profile-updated.v1"
     delete_profile: Json
+
+
+class WarehouseServerSideRebaseUpdated(WarehouseEvent, frozen=True, kw_only=True):
+    """Which tables of the warehouse get stale commits rebased (issue 19); None: the server's setting decides.
+
+    The modes are `catalog_es.metadata.rebase.RebaseMode`, spelled out here so the stored schema stands alone.
+    """
+
+    type_name = "io.catalog-es.warehouse.server-side-rebase-updated.v1"
+    mode: Literal["off", "opt-in", "on"] | None = None
 
 
 class WarehouseDeleted(WarehouseEvent, frozen=True, kw_only=True):
@@ -269,6 +280,7 @@ CATALOG_EVENTS: tuple[type[Event], ...] = (
     WarehouseStorageUpdated,
     WarehouseCredentialUpdated,
     WarehouseDeleteProfileUpdated,
+    WarehouseServerSideRebaseUpdated,
     WarehouseDeleted,
     NamespaceCreated,
     NamespacePropertiesUpdated,

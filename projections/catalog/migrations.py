@@ -7,4 +7,5 @@ READ_MODEL_MIGRATIONS = (
     Migration("0102_views_read_model", packaged_sql("projections.catalog", "views_read_model.sql")),
     Migration("0103_management_read_model", packaged_sql("projections.catalog", "management_read_model.sql")),
     Migration("0104_deleted_read_model", packaged_sql("projections.catalog", "deleted_read_model.sql")),
+    Migration("0105_warehouse_rebase_mode", packaged_sql("projections.catalog", "warehouse_rebase_mode.sql")),
 )

@@ -38,6 +38,7 @@ from catalog_es.events import (
     WarehouseDeleted,
     WarehouseDeleteProfileUpdated,
     WarehouseRenamed,
+    WarehouseServerSideRebaseUpdated,
     WarehouseStorageUpdated,
 )
 from catalog_es.events.access import AccessEvent
@@ -201,6 +202,14 @@ async def _(event: WarehouseDeleteProfileUpdated, conn: Connection, version: int
     await conn.execute(
         "UPDATE warehouses SET delete_profile = %s, version = %s WHERE id = %s",
         (Jsonb(event.delete_profile), version, event.warehouse_id),
+    )
+
+
+@_apply.register
+async def _(event: WarehouseServerSideRebaseUpdated, conn: Connection, version: int) -> None:
+    await conn.execute(
+        "UPDATE warehouses SET server_side_rebase = %s, version = %s WHERE id = %s",
+        (event.mode, version, event.warehouse_id),
     )
 
 

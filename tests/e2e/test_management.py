@@ -102,6 +102,7 @@ def test_warehouse_lifecycle(api: httpx.Client, tmp_path: Path) -> None:
     assert got["project-id"] == NIL
     assert got["storage-profile"]["type"] == "file"
     assert got["delete-profile"] == {"type": "hard"}
+    assert got["server-side-rebase"] is None  # the server's setting is in force
     assert (tmp_path / "sales").is_dir()  # the access probe created the base directory
     assert list((tmp_path / "sales").iterdir()) == []  # and removed its probe file
 
@@ -146,6 +147,10 @@ def test_warehouse_lifecycle(api: httpx.Client, tmp_path: Path) -> None:
     soft = {"delete-profile": {"type": "soft", "expiration-seconds": 3600}}
     assert api.post(f"/management/v1/warehouse/{warehouse}/delete-profile", json=soft).status_code == 204
     assert api.get(f"/management/v1/warehouse/{warehouse}").json()["delete-profile"] == soft["delete-profile"]
+    rebase = api.post(f"/management/v1/warehouse/{warehouse}/server-side-rebase", json={"mode": "opt-in"})
+    assert rebase.status_code == 204, rebase.text
+    assert api.get(f"/management/v1/warehouse/{warehouse}").json()["server-side-rebase"] == "opt-in"
+    _error(api.post(f"/management/v1/warehouse/{warehouse}/server-side-rebase", json={"mode": "sometimes"}), 400)
     moved = {"storage-profile": _file_profile(tmp_path / "elsewhere")}
     _error(api.post(f"/management/v1/warehouse/{warehouse}/storage", json=moved), 400)
     same = {"storage-profile": _file_profile(tmp_path / "sales")}
@@ -180,6 +185,7 @@ def test_management_changes_are_events(api: httpx.Client, catalog: RunningCatalo
     warehouse = _create_warehouse(api, "audited", tmp_path / "audited")
     api.post(f"/management/v1/warehouse/{warehouse}/rename", json={"new-name": "audited2"})
     api.post(f"/management/v1/warehouse/{warehouse}/deactivate")
+    api.post(f"/management/v1/warehouse/{warehouse}/server-side-rebase", json={"mode": "off"})
     with psycopg.connect(catalog.env["CATALOG_ES__PG_DSN"]) as conn:
         rows = conn.execute(
             "SELECT type, extensions->>'actor' FROM catalog_events WHERE stream_id = %s ORDER BY global_position",
@@ -189,6 +195,7 @@ def test_management_changes_are_events(api: httpx.Client, catalog: RunningCatalo
         "io.catalog-es.warehouse.created.v1",
         "io.catalog-es.warehouse.renamed.v1",
         "io.catalog-es.warehouse.deactivated.v1",
+        "io.catalog-es.warehouse.server-side-rebase-updated.v1",
     ]
     assert {row[1] for row in rows} == {"anonymous"}
 
@@ -196,6 +203,7 @@ def test_management_changes_are_events(api: httpx.Client, catalog: RunningCatalo
 def test_openapi_documents_and_swagger(api: httpx.Client) -> None:
     management = api.get("/api-docs/management/v1/openapi.json").json()
     assert "/management/v1/warehouse" in management["paths"]
+    assert "post" in management["paths"]["/management/v1/warehouse/{warehouse_id}/server-side-rebase"]
     assert all(path.startswith("/management/v1") for path in management["paths"])
     catalog_doc = api.get("/api-docs/catalog/v1/openapi.json").json()
     assert "/catalog/v1/config" in catalog_doc["paths"]

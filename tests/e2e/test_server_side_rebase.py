@@ -328,3 +328,98 @@ def test_stale_append_to_a_format_v1_table_is_rebased_without_sequence_numbers(c
     assert head.summary is not None
     assert head.summary["total-records"] == "3"
     assert head.parent_snapshot_id == table.metadata.snapshots[1].snapshot_id
+
+
+# --- per warehouse: POST /management/v1/warehouse/{id}/server-side-rebase -----------------------------
+
+
+def demo_warehouse(catalog: RunningCatalog) -> str:
+    listed = httpx.get(f"{catalog.base_url}/management/v1/warehouse", timeout=30).json()["warehouses"]
+    return str(next(item["id"] for item in listed if item["name"] == "demo"))
+
+
+def set_warehouse_mode(catalog: RunningCatalog, warehouse: str, body: object) -> httpx.Response:
+    url = f"{catalog.base_url}/management/v1/warehouse/{warehouse}/server-side-rebase"
+    return httpx.post(url, json=body, timeout=30)
+
+
+def warehouse_mode(catalog: RunningCatalog, warehouse: str) -> object:
+    got = httpx.get(f"{catalog.base_url}/management/v1/warehouse/{warehouse}", timeout=30).json()
+    listed = httpx.get(f"{catalog.base_url}/management/v1/warehouse", timeout=30).json()["warehouses"]
+    assert [item["server-side-rebase"] for item in listed if item["id"] == warehouse] == [got["server-side-rebase"]]
+    return got["server-side-rebase"]
+
+
+def stale_append_lands(ice: Catalog, name: str, writer: int) -> bool:
+    """Append through a table loaded before another append landed: True when the server rebased it, False on
+    the 409 (the client does not retry); either way the rows are what that outcome must leave."""
+    stale = ice.load_table(name)
+    before = rows_of(ice.load_table(name))
+    ice.load_table(name).append(batch([writer * 10], part=0, writer=0))
+    refused: CommitFailedException | None = None
+    try:
+        stale.append(batch([writer * 10 + 1], part=0, writer=writer))
+    except CommitFailedException as exc:
+        refused = exc
+    if refused is not None:
+        assert "Requirement failed: branch main" in str(refused)
+        assert rows_of(ice.load_table(name)) == sorted([*before, (writer * 10, 0, 0)])
+        return False
+    table = ice.load_table(name)
+    assert rows_of(table) == sorted([*before, (writer * 10, 0, 0), (writer * 10 + 1, 0, writer)])
+    assert_valid_chain(table)
+    return True
+
+
+def test_warehouse_mode_overrides_the_server_setting_and_null_falls_back_to_it(catalog: RunningCatalog) -> None:
+    """The server runs at its default (`opt-in`); the table property still decides under `opt-in` and opts
+    a table out under `on`."""
+    warehouse = demo_warehouse(catalog)
+    ice = client(catalog)
+    ice.create_namespace("wh")
+    ice.create_table("wh.plain", schema=SCHEMA, partition_spec=SPEC, properties=NO_CLIENT_RETRY)
+    ice.create_table("wh.opted", schema=SCHEMA, partition_spec=SPEC, properties=REBASE)
+    opted_out = {"catalog-es.server-side-rebase": "false", **NO_CLIENT_RETRY}
+    ice.create_table("wh.opted_out", schema=SCHEMA, partition_spec=SPEC, properties=opted_out)
+    assert warehouse_mode(catalog, warehouse) is None
+    assert stale_append_lands(ice, "wh.plain", 1) is False  # the server's opt-in: no property, no rebase
+
+    assert set_warehouse_mode(catalog, warehouse, {"mode": "on"}).status_code == 204
+    assert warehouse_mode(catalog, warehouse) == "on"
+    assert stale_append_lands(ice, "wh.plain", 2) is True
+    assert stale_append_lands(ice, "wh.opted_out", 3) is False
+
+    assert set_warehouse_mode(catalog, warehouse, {"mode": "off"}).status_code == 204
+    assert warehouse_mode(catalog, warehouse) == "off"
+    assert stale_append_lands(ice, "wh.opted", 4) is False  # the property alone no longer opts in
+
+    assert set_warehouse_mode(catalog, warehouse, {"mode": "opt-in"}).status_code == 204
+    assert stale_append_lands(ice, "wh.opted", 5) is True
+    assert stale_append_lands(ice, "wh.plain", 6) is False
+
+    assert set_warehouse_mode(catalog, warehouse, {"mode": "on"}).status_code == 204
+    assert set_warehouse_mode(catalog, warehouse, {"mode": None}).status_code == 204  # back to the server's
+    assert warehouse_mode(catalog, warehouse) is None
+    assert stale_append_lands(ice, "wh.plain", 7) is False
+    assert stale_append_lands(ice, "wh.opted", 8) is True
+    assert set_warehouse_mode(catalog, warehouse, {}).status_code == 204  # absent: the same as null
+    assert warehouse_mode(catalog, warehouse) is None
+
+    events = httpx.get(
+        f"{catalog.base_url}/management/v1/events",
+        params={"type": "warehouse.server-side-rebase-updated"},
+        timeout=30,
+    ).json()["events"]
+    data = [json.loads(e["data"]) if isinstance(e["data"], str) else e["data"] for e in events]
+    assert [(item["warehouse_id"], item["mode"]) for item in data] == [
+        (warehouse, mode) for mode in ("on", "off", "opt-in", "on", None, None)
+    ]
+
+
+def test_warehouse_mode_route_refuses_a_bad_mode_and_a_missing_warehouse(catalog: RunningCatalog) -> None:
+    warehouse = demo_warehouse(catalog)
+    for body in ({"mode": "always"}, {"mode": True}, {"mode": "on", "colour": "red"}, ["on"]):
+        assert_error(set_warehouse_mode(catalog, warehouse, body), 400, "BadRequestException")
+    assert warehouse_mode(catalog, warehouse) is None  # nothing recorded
+    missing = set_warehouse_mode(catalog, "00000000-0000-0000-0000-00000000beef", {"mode": "on"})
+    assert "does not exist" in assert_error(missing, 404, "NoSuchWarehouseException")

@@ -237,6 +237,8 @@ def test_warehouse_deleted_with_force_is_missing_until_undeleted_within_its_hold
     warehouse_id, ice = server.warehouse("held", 3600)
     ice.create_namespace("ns")
     ice.create_table("ns.kept", schema=SCHEMA).append(pa.table({"id": [5]}))
+    rebase = server.api.post(f"/management/v1/warehouse/{warehouse_id}/server-side-rebase", json={"mode": "on"})
+    assert rebase.status_code == 204, rebase.text
 
     deleted = server.api.delete(f"/management/v1/warehouse/{warehouse_id}", params={"force": "true"})
 
@@ -264,6 +266,7 @@ def test_warehouse_deleted_with_force_is_missing_until_undeleted_within_its_hold
     assert again.status_code == 404, again.text
     back = load_catalog("held-again", type="rest", uri=server.running.catalog_uri, warehouse="held-again")
     assert back.load_table("ns.kept").scan().to_arrow()["id"].to_pylist() == [5]
+    assert server.api.get(f"/management/v1/warehouse/{warehouse_id}").json()["server-side-rebase"] == "on"  # kept
 
 
 def test_expired_drop_with_purge_removes_the_objects_of_an_s3_warehouse(server: Server, s3_endpoint: str) -> None:

@@ -37,6 +37,7 @@ from catalog_es.events import (
     WarehouseDeleted,
     WarehouseDeleteProfileUpdated,
     WarehouseRenamed,
+    WarehouseServerSideRebaseUpdated,
     WarehouseStorageUpdated,
     decode_event,
     event_data,
@@ -81,6 +82,7 @@ SAMPLES: list[Event] = [
     ),
     WarehouseCredentialUpdated(warehouse_id=WAREHOUSE, project_id=uuid.UUID(int=0), storage_credential=SECRET),
     WarehouseDeleteProfileUpdated(warehouse_id=WAREHOUSE, project_id=uuid.UUID(int=0), delete_profile={"type": "hard"}),
+    WarehouseServerSideRebaseUpdated(warehouse_id=WAREHOUSE, project_id=uuid.UUID(int=0), mode="on"),
     WarehouseDeleted(warehouse_id=WAREHOUSE, project_id=uuid.UUID(int=0)),
     WarehouseCreated(
         warehouse_id=WAREHOUSE,
@@ -220,3 +222,10 @@ def test_table_committed_records_a_rebase_only_when_the_server_rebased_it():
     data = event_data(msgspec.structs.replace(plain, rebased=rebase))
     assert data["rebased"] == {"ref": "main", "original_base_snapshot_id": None, "new_parent_snapshot_id": 7}
     assert decode_event(TableCommitted.type_name, data).rebased == rebase
+
+
+def test_warehouse_rebase_mode_decodes_null_and_refuses_an_unknown_mode() -> None:
+    reset = WarehouseServerSideRebaseUpdated(warehouse_id=WAREHOUSE, project_id=uuid.UUID(int=0), mode=None)
+    assert decode_event(reset.type_name, event_data(reset)) == reset
+    with pytest.raises(msgspec.ValidationError):
+        decode_event(reset.type_name, {**event_data(reset), "mode": "always"})

@@ -287,3 +287,27 @@ def test_effective_assignments_name_each_grant_with_the_object_it_comes_from(
     )
     shape = [(r.status_code, r.json()["error"]["type"]) for r in (probe, missing)]
     assert shape == [(404, "NoSuchTableException")] * 2
+
+
+def test_warehouse_rebase_mode_needs_modify_and_a_hidden_warehouse_answers_like_a_missing_one(
+    seeded: RunningCatalog, idp: OpenIdProvider
+) -> None:
+    admin, alice, bob = (_management(seeded, idp, client) for client in ("admin", "alice", "bob"))
+    warehouse = _id(seeded, "SELECT id FROM warehouses")
+    _granted(admin, f"warehouse/{warehouse}", writes=[{"type": "select", "user": "oidc~alice"}])
+    body = {"mode": "on"}
+
+    denied = alice.post(f"/warehouse/{warehouse}/server-side-rebase", json=body)
+    hidden = bob.post(f"/warehouse/{warehouse}/server-side-rebase", json=body)
+    ghost = str(uuid.uuid4())
+    missing = bob.post(f"/warehouse/{ghost}/server-side-rebase", json=body)
+
+    assert denied.status_code == 403, denied.text
+    assert hidden.status_code == missing.status_code == 404, (hidden.text, missing.text)
+    assert hidden.json()["error"]["type"] == missing.json()["error"]["type"] == "NoSuchWarehouseException"
+    assert hidden.json()["error"]["message"] == missing.json()["error"]["message"].replace(ghost, warehouse)
+    assert admin.get(f"/warehouse/{warehouse}").json()["server-side-rebase"] is None  # nothing recorded
+
+    _granted(admin, f"warehouse/{warehouse}", writes=[{"type": "modify", "user": "oidc~alice"}])
+    assert alice.post(f"/warehouse/{warehouse}/server-side-rebase", json=body).status_code == 204
+    assert admin.get(f"/warehouse/{warehouse}").json()["server-side-rebase"] == "on"
