@@ -36,6 +36,7 @@ from catalog_es.metadata.rebase import (
 )
 from catalog_es.metadata.row_lineage import next_row_id
 from catalog_es.storage.files import WarehouseStorage
+from catalog_es.storage.manifest_list_records import EncodedManifestRecords
 from catalog_es.storage.manifest_lists import (
     ManifestListWriterV3,
     read_manifest_list,
@@ -79,6 +80,7 @@ class _ManifestLists:
 
 
 _LISTS = _ManifestLists(size=64)
+_RECORDS = EncodedManifestRecords(capacity=200_000)  # about 200 bytes each: tens of MB at most
 _log = structlog.get_logger(__name__)
 
 
@@ -138,7 +140,7 @@ def rebase_commit(
                 first_row_id=row_id,
                 avro_compression=compression,  # type: ignore[arg-type] # a table property, as pyiceberg reads it
             ) as writer:
-                writer.add_manifests(manifests)
+                _RECORDS.add_manifests(writer, current.format_version, manifests)
             rows = None
             if isinstance(writer, ManifestListWriterV3):
                 rows = AssignedRows(first_row_id=writer.first_row_id, added_rows=writer.assigned_rows)
