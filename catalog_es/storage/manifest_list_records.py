@@ -2,8 +2,13 @@
 
 A rebased list is the client's new manifests plus the head's list, so on a hot table every rebase writes again
 almost every record the previous one wrote, and pyiceberg's pure-Python Avro writer spends most of a rebase
-encoding them. A record's bytes depend only on its values and the list's format version, so they are kept by
-those and the block is assembled from them; framing, compression and the header stay pyiceberg's choices.
+encoding them. A record's bytes depend only on its values and the list's format version, so they are kept by those and
+the block is assembled from them; framing, compression and the header stay pyiceberg's choices.
+
+The key is the record's scalar values (path, length, spec, content, sequence numbers, the adding snapshot,
+file and row counts, v3's first row id), not its partition summaries and key metadata: those are read from the
+manifest file at that path and length, which never changes. A record the server has not written before (a
+client's new manifest) carries the commit's own, new sequence number, so it never matches another's entry.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import io
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from typing import Any
 
 from pyiceberg.avro.encoder import BinaryEncoder
@@ -47,7 +52,7 @@ class EncodedManifestRecords:
         out.encoder.write(out.sync_bytes)
 
     def _record(self, out: AvroOutputFile[ManifestFile], format_version: int, manifest: ManifestFile) -> bytes:
-        key = (format_version, _values(manifest))
+        key = (format_version, *_scalars(manifest))
         with self._lock:
             found = self._encoded.get(key)
             if found is not None:
@@ -64,14 +69,9 @@ class EncodedManifestRecords:
         return encoded
 
 
-def _values(record: Record) -> tuple[Any, ...]:
-    """Every value of a record, nested records and lists of them included, as a hashable tuple."""
-    return tuple(_value(record[position]) for position in range(len(record)))
+# Positions of a manifest-list record's partition summaries and key metadata (pyiceberg's schema order).
+_DERIVED = {13, 14}
 
 
-def _value(value: Any) -> Any:
-    if isinstance(value, Record):
-        return _values(value)
-    if isinstance(value, list):
-        return tuple(_value(element) for element in value)
-    return value
+def _scalars(record: Record) -> Iterator[Any]:
+    return (record[position] for position in range(len(record)) if position not in _DERIVED)
