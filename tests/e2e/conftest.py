@@ -46,7 +46,7 @@ def free_port() -> int:
 
 
 def server_env_overrides() -> dict[str, str]:
-    """The settings `CATALOG_ES_TEST_SERVER_ENV` names, e.g. `CATALOG_ES__SERVER_SIDE_REBASE=on`."""
+    """The settings `CATALOG_ES_TEST_SERVER_ENV` names, e.g. `CATALOG_ES__SERVER_SIDE_REBASE=off`."""
     pairs = os.environ.get(SERVER_ENV_VARIABLE, "").split()
     if malformed := [pair for pair in pairs if "=" not in pair]:
         raise ValueError(f"{SERVER_ENV_VARIABLE}: expected KEY=VALUE pairs, got {malformed}")

@@ -141,18 +141,19 @@ def test_every_append_lands_without_a_conflict_when_twelve_writers_share_one_tab
     assert len(assert_valid_chain(table)) == writers * appends
 
 
-def test_stale_append_is_rebased_only_once_the_table_opted_in(catalog: RunningCatalog) -> None:
+def test_stale_append_is_rebased_unless_the_table_opted_out(catalog: RunningCatalog) -> None:
     ice = client(catalog)
     ice.create_namespace("cold")
-    ice.create_table("cold.events", schema=SCHEMA, partition_spec=SPEC, properties=NO_CLIENT_RETRY)
+    opted_out = {"catalog-es.server-side-rebase": "false", **NO_CLIENT_RETRY}
+    ice.create_table("cold.events", schema=SCHEMA, partition_spec=SPEC, properties=opted_out)
     stale = client(catalog).load_table("cold.events")
     ice.load_table("cold.events").append(batch([1], part=0, writer=0))
 
     with pytest.raises(CommitFailedException, match="Requirement failed: branch main"):
         stale.append(batch([2], part=0, writer=1))
 
-    with ice.load_table("cold.events").transaction() as opting_in:
-        opting_in.set_properties(REBASE)
+    with ice.load_table("cold.events").transaction() as opting_back:
+        opting_back.remove_properties("catalog-es.server-side-rebase")  # the default setting, `on`, decides
     stale.append(batch([3], part=0, writer=1))  # its base is two commits behind now
 
     table = ice.load_table("cold.events")
