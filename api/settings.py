@@ -146,9 +146,9 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # mode, none with an external database (file warehouses refused until an operator names a root).
     file_storage_roots: str | None = None
     # Server-side rebase of commutative commits on a moved branch (fast appends, partition-disjoint
-    # overwrites): `opt-in` for tables with `catalog-es.server-side-rebase=true`, `on` for all tables but
-    # those with it `false`, `off` for none.
-    server_side_rebase: Literal["off", "opt-in", "on"] = "opt-in"
+    # overwrites): `on` for all tables but those with `catalog-es.server-side-rebase=false`, `opt-in` for
+    # tables with it `true` only, `off` for none. `on` since the Java-client and Spark suites pass with it.
+    server_side_rebase: Literal["off", "opt-in", "on"] = "on"
     maintenance: MaintenanceSettings = MaintenanceSettings()  # CATALOG_ES__MAINTENANCE__*
     task_worker: TaskWorkerSettings = TaskWorkerSettings()
 

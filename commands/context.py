@@ -45,7 +45,7 @@ class CommandContext:
     # Where `file` warehouses may be created; the default (no roots) refuses them all.
     file_roots: FileStorageRoots = field(default_factory=FileStorageRoots)
     # Which tables get commits rebased on a moved branch (issue 19): see `catalog_es.metadata.rebase.rebase_enabled`.
-    server_side_rebase: RebaseMode = "opt-in"
+    server_side_rebase: RebaseMode = "on"
     # Parsed table metadata by location: a hot table's commit parses nothing (issue 19 §2).
     parsed_metadata: ParsedMetadataCache = field(default_factory=ParsedMetadataCache, compare=False, repr=False)
     # The soft-deleted read model (commands/soft_delete.py); None where nothing undrops (most tests).

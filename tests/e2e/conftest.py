@@ -23,6 +23,9 @@ CLI = [sys.executable, "-m", "api"]
 # The moto S3 server (and other test endpoints) listen on 127.0.0.1: allowed for every test server unless
 # its environment says otherwise (the production default allows AWS's own endpoints only).
 TEST_ALLOWED_HOSTS = {"CATALOG_ES__S3_ENDPOINT_ALLOWED_HOSTS": "127.0.0.1"}
+# `KEY=VALUE` pairs (whitespace-separated) every test server gets unless its test sets the key itself: runs
+# a suite under another setting, even servers started without the caller's environment (test_conformance).
+SERVER_ENV_VARIABLE = "CATALOG_ES_TEST_SERVER_ENV"
 
 
 class RunningCatalog(Struct):
@@ -42,6 +45,14 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def server_env_overrides() -> dict[str, str]:
+    """The settings `CATALOG_ES_TEST_SERVER_ENV` names, e.g. `CATALOG_ES__SERVER_SIDE_REBASE=off`."""
+    pairs = os.environ.get(SERVER_ENV_VARIABLE, "").split()
+    if malformed := [pair for pair in pairs if "=" not in pair]:
+        raise ValueError(f"{SERVER_ENV_VARIABLE}: expected KEY=VALUE pairs, got {malformed}")
+    return dict(pair.split("=", 1) for pair in pairs)
+
+
 def start_catalog(data_dir: Path, env: dict[str, str], port: int | None = None) -> RunningCatalog:
     """Start the server and wait until /health answers 200 (or fail with its output).
 
@@ -53,6 +64,7 @@ def start_catalog(data_dir: Path, env: dict[str, str], port: int | None = None) 
     env = {
         "CATALOG_ES__FILE_STORAGE_ROOTS": str(data_dir.parent),
         "CATALOG_ES__TASK_WORKER__POLL_SECONDS": "0.2",
+        **server_env_overrides(),
         **env,
     }
     log_path = data_dir.parent / f"serve-{port}.log"

@@ -65,7 +65,10 @@ def test_only_one_commit_wins_and_loser_leaves_no_file_when_two_commit_against_t
     async def scenario():
         async with open_catalog() as setup:
             await handle_create_namespace(CreateNamespace(setup.warehouse_id, DB, {}, META), setup.ctx)
-            created = await handle_create_table(CreateTable(setup.warehouse_id, DB, "t", SCHEMA, META), setup.ctx)
+            # Opted out of server-side rebase, which would retry the loser on the new head (its requirement holds).
+            no_rebase = {"catalog-es.server-side-rebase": "false"}
+            create = CreateTable(setup.warehouse_id, DB, "t", SCHEMA, META, properties=no_rebase)
+            created = await handle_create_table(create, setup.ctx)
         async with open_catalog(state=Rendezvous("table")) as catalog:
 
             def commit(value: str):
