@@ -33,6 +33,10 @@ from catalog_es.events import Json
 from catalog_es.metadata.manifest_row_ids import has_row_id_field, with_first_row_id
 
 REBASE_PROPERTY = "catalog-es.server-side-rebase"
+# The table owner's word that overwrites and deletes never reach beyond the partitions whose files they change
+# (their filters are partition filters): partition-disjointness then decides alone, as the issue asks.
+PARTITION_SCOPED_PROPERTY = "catalog-es.server-side-rebase.partition-scoped-overwrites"
+_REPLACE_PARTITIONS = "replace-partitions"  # Java's summary flag of a dynamic partition overwrite
 RebaseMode = Literal["off", "opt-in", "on"]
 _COMMUTING_OPERATIONS = (Operation.APPEND, Operation.OVERWRITE, Operation.DELETE)
 _TOTALS_PREFIX = "total-"
@@ -61,6 +65,18 @@ class RebasePlan:
     concurrent: tuple[Snapshot, ...]
     requirements: list[Json]
     updates: list[TableUpdate]
+    partition_scoped: bool = False
+
+    @property
+    def scoped_to_partitions(self) -> bool:
+        """Whether every overwrite or delete of the commit is known to act on whole partitions only: a dynamic
+        partition overwrite (`replace-partitions`), or any, on a table whose owner said so (its property)."""
+        return self.partition_scoped or all(
+            snapshot.summary is None
+            or snapshot.summary.operation == Operation.APPEND
+            or snapshot.summary.additional_properties.get(_REPLACE_PARTITIONS) == "true"
+            for snapshot in self.snapshots
+        )
 
     @property
     def append_only(self) -> bool:
@@ -101,6 +117,7 @@ def plan_rebase(current: TableMetadata, requirements: list[Json], updates: list[
         concurrent=concurrent,
         requirements=[*kept, {"type": "assert-ref-snapshot-id", "ref": stale.ref, "snapshot-id": head.snapshot_id}],
         updates=parsed_updates,
+        partition_scoped=str(current.properties.get(PARTITION_SCOPED_PROPERTY, "")).strip().lower() == "true",
     )
 
 
@@ -260,13 +277,19 @@ def _values(partition: Record) -> tuple[Any, ...]:
     return tuple(partition[position] for position in range(len(partition)))
 
 
-def conflicting(client: set[PartitionKey], concurrent: set[PartitionKey]) -> bool:
-    """Whether an overwrite or delete touches a partition a concurrent commit touched.
+def conflicting(
+    client: set[PartitionKey], concurrent: set[PartitionKey], *, scoped: bool, concurrent_added_data: bool
+) -> bool:
+    """Whether an overwrite or delete may not commute with what was committed since its base.
 
     As Iceberg's `validateAddedDataFiles`/`validateNoNewDeleteFiles`/`validateDeletedDataFiles` with the
-    touched partitions as conflict filter: any file added or removed there since the base conflicts.
+    touched partitions as conflict filter: any file added or removed there since the base conflicts. That
+    filter is only right when the operation's own filter stays within those partitions (`scoped`): the
+    server never sees the filter, and a delete of `id < 100` that changed files in one partition would, on a
+    client's retry, also delete a matching row appended concurrently to another. Unscoped, such an operation
+    commutes only when nothing since its base added data files: the rows its filter saw are all there were.
     """
-    return not client.isdisjoint(concurrent)
+    return not client.isdisjoint(concurrent) or (not scoped and concurrent_added_data)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 
 import structlog
-from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus, ManifestFile
+from pyiceberg.manifest import DataFileContent, ManifestEntry, ManifestEntryStatus, ManifestFile
 from pyiceberg.table import TableProperties
 from pyiceberg.table.locations import load_location_provider
 from pyiceberg.table.metadata import TableMetadata
@@ -202,12 +202,18 @@ def _changed_entries(storage: WarehouseStorage, manifests: list[ManifestFile], s
 def _overlaps(
     storage: WarehouseStorage, format_version: int, plan: RebasePlan, client_lists: list[list[ManifestFile]]
 ) -> bool:
-    """Whether the client's changes touch a partition that a commit since its base touched."""
+    """Whether the client's overwrites or deletes conflict with the commits since its base (`conflicting`)."""
     client: set[PartitionKey] = set()
     for snapshot, manifests in zip(plan.snapshots, client_lists, strict=True):
         client |= touched_partitions(_changed_entries(storage, manifests, snapshot.snapshot_id))
     concurrent: set[PartitionKey] = set()
+    added_data = False
     for snapshot in plan.concurrent:
         manifests = _manifest_list(storage, snapshot.manifest_list, format_version)
-        concurrent |= touched_partitions(_changed_entries(storage, manifests, snapshot.snapshot_id))
-    return conflicting(client, concurrent)
+        entries = _changed_entries(storage, manifests, snapshot.snapshot_id)
+        concurrent |= touched_partitions(entries)
+        added_data = added_data or any(
+            entry.status == ManifestEntryStatus.ADDED and entry.data_file.content == DataFileContent.DATA
+            for entry in entries
+        )
+    return conflicting(client, concurrent, scoped=plan.scoped_to_partitions, concurrent_added_data=added_data)

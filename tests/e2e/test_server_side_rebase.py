@@ -21,6 +21,7 @@ from pyiceberg.table import Table
 from pyiceberg.transforms import IdentityTransform
 from pyiceberg.types import LongType, NestedField
 
+from catalog_es.metadata.rebase import PARTITION_SCOPED_PROPERTY
 from tests.e2e.conftest import RestApi, RunningCatalog
 from tests.e2e.rest_helpers import (
     append_snapshot_updates,
@@ -37,6 +38,8 @@ pytestmark = pytest.mark.e2e
 # pyiceberg 0.12 retries a failed commit itself; with no retries every 409 reaches the test.
 NO_CLIENT_RETRY = {"commit.retry.num-retries": "0"}
 REBASE = {"catalog-es.server-side-rebase": "true", **NO_CLIENT_RETRY}
+# The owner's word that overwrites and deletes filter by partition: partition-disjointness alone then decides.
+SCOPED = {**REBASE, PARTITION_SCOPED_PROPERTY: "true"}
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=False),
     NestedField(2, "part", LongType(), required=False),
@@ -164,7 +167,7 @@ def test_stale_append_is_rebased_unless_the_table_opted_out(catalog: RunningCata
 def test_stale_overwrite_is_rebased_only_when_its_partition_was_untouched(catalog: RunningCatalog) -> None:
     ice = client(catalog)
     ice.create_namespace("hot")
-    ice.create_table("hot.events", schema=SCHEMA, partition_spec=SPEC, properties=REBASE)
+    ice.create_table("hot.events", schema=SCHEMA, partition_spec=SPEC, properties=SCOPED)
     ice.load_table("hot.events").append(batch([1, 2], part=0, writer=0))
     ice.load_table("hot.events").append(batch([3], part=1, writer=0))
     stale_disjoint, stale_same = ice.load_table("hot.events"), ice.load_table("hot.events")
@@ -189,11 +192,6 @@ def test_stale_overwrite_is_rebased_only_when_its_partition_was_untouched(catalo
     assert shown == [{"ref": "main", "original-base-snapshot-id": base, "new-parent-snapshot-id": moved_to}]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: the rebase sees the partitions an overwrite's files are in, not its filter; a client-side "
-    "retry re-applies the filter on the new head and also deletes the concurrent append's row",
-)
 def test_stale_overwrite_whose_filter_reaches_a_concurrent_append_is_not_rebased_past_it(
     catalog: RunningCatalog,
 ) -> None:
@@ -208,11 +206,28 @@ def test_stale_overwrite_whose_filter_reaches_a_concurrent_append_is_not_rebased
     serial.append(batch([5], part=1, writer=1))
     serial.overwrite(batch([2], part=0, writer=2), overwrite_filter="id < 100")
 
-    try:  # its filter covers part 1 too, where it removed nothing: a 409 or the serial result are both right
+    # Its filter covers part 1 too, where it removed nothing; the server cannot see the filter, and a commit
+    # since the base added data, so the stale overwrite keeps its 409 and the client's retry gives the serial result.
+    with pytest.raises(CommitFailedException, match="Requirement failed: branch main"):
         stale.overwrite(batch([2], part=0, writer=2), overwrite_filter="id < 100")
-    except CommitFailedException:
-        return
+    stale.refresh().overwrite(batch([2], part=0, writer=2), overwrite_filter="id < 100")
     assert rows_of(ice.load_table("hot.events")) == rows_of(ice.load_table("hot.serial")) == [(2, 0, 2)]
+
+
+def test_stale_delete_is_rebased_when_nothing_since_its_base_added_data(catalog: RunningCatalog) -> None:
+    ice = client(catalog)
+    ice.create_namespace("hot")
+    ice.create_table("hot.events", schema=SCHEMA, partition_spec=SPEC, properties=REBASE)
+    ice.load_table("hot.events").append(batch([1], part=0, writer=0))
+    ice.load_table("hot.events").append(batch([2], part=1, writer=0))
+    ice.load_table("hot.events").append(batch([3], part=2, writer=0))
+    stale = client(catalog).load_table("hot.events")
+    ice.load_table("hot.events").delete(EqualTo("part", 1))  # removes a file, adds none
+
+    stale.delete(EqualTo("part", 2))
+
+    assert rows_of(ice.load_table("hot.events")) == [(1, 0, 0)]
+    assert_valid_chain(ice.load_table("hot.events"))
 
 
 # --- equivalence with the same operations serialised ------------------------------------------------
@@ -256,14 +271,16 @@ def committed_order(table: Table, chain: list[int]) -> list[str]:
     return order
 
 
-@pytest.mark.parametrize("seed", [7, 19])
-def test_concurrent_random_writes_equal_the_same_writes_serialised(catalog: RunningCatalog, seed: int) -> None:
+@pytest.mark.parametrize(("seed", "properties"), [(7, SCOPED), (19, REBASE)], ids=["partition-scoped", "default"])
+def test_concurrent_random_writes_equal_the_same_writes_serialised(
+    catalog: RunningCatalog, seed: int, properties: dict[str, str]
+) -> None:
     writers, per_writer = 5, 8
     rng = random.Random(seed)
     plans = {w: random_ops(rng, w, per_writer) for w in range(writers)}
     ice = client(catalog)
     ice.create_namespace("eq")
-    ice.create_table("eq.hot", schema=SCHEMA, partition_spec=SPEC, properties=REBASE)
+    ice.create_table("eq.hot", schema=SCHEMA, partition_spec=SPEC, properties=properties)
     retries: Counter[str] = Counter()
     messages: list[str] = []
 
@@ -399,8 +416,8 @@ def stale_append_lands(ice: Catalog, name: str, writer: int) -> bool:
 
 
 def test_warehouse_mode_overrides_the_server_setting_and_null_falls_back_to_it(catalog: RunningCatalog) -> None:
-    """The server runs at its default (`opt-in`); the table property still decides under `opt-in` and opts
-    a table out under `on`."""
+    """The server runs at its default (`on`); the table property still decides under `opt-in` and opts a table
+    out under `on`."""
     warehouse = demo_warehouse(catalog)
     ice = client(catalog)
     ice.create_namespace("wh")
@@ -409,26 +426,26 @@ def test_warehouse_mode_overrides_the_server_setting_and_null_falls_back_to_it(c
     opted_out = {"catalog-es.server-side-rebase": "false", **NO_CLIENT_RETRY}
     ice.create_table("wh.opted_out", schema=SCHEMA, partition_spec=SPEC, properties=opted_out)
     assert warehouse_mode(catalog, warehouse) is None
-    assert stale_append_lands(ice, "wh.plain", 1) is False  # the server's opt-in: no property, no rebase
-
-    assert set_warehouse_mode(catalog, warehouse, {"mode": "on"}).status_code == 204
-    assert warehouse_mode(catalog, warehouse) == "on"
-    assert stale_append_lands(ice, "wh.plain", 2) is True
-    assert stale_append_lands(ice, "wh.opted_out", 3) is False
+    assert stale_append_lands(ice, "wh.plain", 1) is True  # the server's `on`: no property needed
 
     assert set_warehouse_mode(catalog, warehouse, {"mode": "off"}).status_code == 204
     assert warehouse_mode(catalog, warehouse) == "off"
-    assert stale_append_lands(ice, "wh.opted", 4) is False  # the property alone no longer opts in
+    assert stale_append_lands(ice, "wh.opted", 2) is False  # the property alone no longer opts in
+    assert stale_append_lands(ice, "wh.plain", 3) is False
 
     assert set_warehouse_mode(catalog, warehouse, {"mode": "opt-in"}).status_code == 204
-    assert stale_append_lands(ice, "wh.opted", 5) is True
-    assert stale_append_lands(ice, "wh.plain", 6) is False
+    assert stale_append_lands(ice, "wh.opted", 4) is True
+    assert stale_append_lands(ice, "wh.plain", 5) is False
 
     assert set_warehouse_mode(catalog, warehouse, {"mode": "on"}).status_code == 204
+    assert warehouse_mode(catalog, warehouse) == "on"
+    assert stale_append_lands(ice, "wh.plain", 6) is True
+    assert stale_append_lands(ice, "wh.opted_out", 7) is False
+
     assert set_warehouse_mode(catalog, warehouse, {"mode": None}).status_code == 204  # back to the server's
     assert warehouse_mode(catalog, warehouse) is None
-    assert stale_append_lands(ice, "wh.plain", 7) is False
-    assert stale_append_lands(ice, "wh.opted", 8) is True
+    assert stale_append_lands(ice, "wh.plain", 8) is True
+    assert stale_append_lands(ice, "wh.opted_out", 9) is False
     assert set_warehouse_mode(catalog, warehouse, {}).status_code == 204  # absent: the same as null
     assert warehouse_mode(catalog, warehouse) is None
 
@@ -439,7 +456,7 @@ def test_warehouse_mode_overrides_the_server_setting_and_null_falls_back_to_it(c
     ).json()["events"]
     data = [json.loads(e["data"]) if isinstance(e["data"], str) else e["data"] for e in events]
     assert [(item["warehouse_id"], item["mode"]) for item in data] == [
-        (warehouse, mode) for mode in ("on", "off", "opt-in", "on", None, None)
+        (warehouse, mode) for mode in ("off", "opt-in", "on", None, None)
     ]
 
 

@@ -11,6 +11,7 @@ from pyiceberg.table.snapshots import Operation, Summary
 
 from catalog_es.events import Json
 from catalog_es.metadata.rebase import (
+    PARTITION_SCOPED_PROPERTY,
     RebaseMode,
     conflicting,
     plan_rebase,
@@ -272,7 +273,34 @@ def test_rebased_snapshot_has_the_heads_totals_plus_the_clients_changes_and_a_ne
     assert updates[1] == set_main()
 
 
-def test_partitions_conflict_only_when_the_client_and_a_concurrent_commit_share_one() -> None:
-    assert conflicting({(0, ("a",))}, {(0, ("a",)), (0, ("b",))})
-    assert not conflicting({(0, ("a",))}, {(0, ("b",))})
-    assert not conflicting({(0, ("a",))}, set())
+def test_scoped_partitions_conflict_only_when_the_client_and_a_concurrent_commit_share_one() -> None:
+    assert conflicting({(0, ("a",))}, {(0, ("a",)), (0, ("b",))}, scoped=True, concurrent_added_data=True)
+    assert not conflicting({(0, ("a",))}, {(0, ("b",))}, scoped=True, concurrent_added_data=True)
+    assert not conflicting({(0, ("a",))}, set(), scoped=True, concurrent_added_data=False)
+
+
+def test_unscoped_overwrite_conflicts_with_any_data_added_since_its_base_even_in_other_partitions() -> None:
+    assert conflicting({(0, ("a",))}, {(0, ("b",))}, scoped=False, concurrent_added_data=True)
+    assert not conflicting({(0, ("a",))}, {(0, ("b",))}, scoped=False, concurrent_added_data=False)
+    assert conflicting({(0, ("a",))}, {(0, ("a",))}, scoped=False, concurrent_added_data=False)
+
+
+def test_an_overwrite_is_partition_scoped_only_as_a_partition_replacement_or_by_the_tables_word() -> None:
+    overwrite = client_append(A, operation="overwrite")
+    replacing = client_append(A, operation="overwrite")
+    replacing["snapshot"]["summary"]["replace-partitions"] = "true"
+    scoped_table = table().model_copy(update={"properties": {PARTITION_SCOPED_PROPERTY: "true"}})
+
+    plain = plan_rebase(table(), asserts(A), [overwrite, set_main()])
+    replacement = plan_rebase(table(), asserts(A), [replacing, set_main()])
+    on_scoped_table = plan_rebase(scoped_table, asserts(A), [overwrite, set_main()])
+    append = plan_rebase(table(), asserts(A), [client_append(A), set_main()])
+
+    assert plain is not None
+    assert not plain.scoped_to_partitions
+    assert replacement is not None
+    assert replacement.scoped_to_partitions
+    assert on_scoped_table is not None
+    assert on_scoped_table.scoped_to_partitions
+    assert append is not None
+    assert append.scoped_to_partitions  # nothing to scope: a fast append deletes nothing

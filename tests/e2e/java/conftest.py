@@ -66,7 +66,9 @@ def catalog(java: Java, java_server: RunningCatalog) -> Iterator[Any]:
 @pytest.fixture
 def namespace(java: Java, catalog: Any, request: pytest.FixtureRequest) -> Any:
     """A fresh namespace named after the test."""
-    name = request.node.name.removeprefix("test_")[:40].replace("[", "_").replace("]", "")
+    base, _, param = request.node.name.removeprefix("test_").partition("[")
+    param = param.removesuffix("]")
+    name = f"{base[: 39 - len(param)]}_{param}" if param else base[:40]  # parametrised runs each get their own
     created = java.namespace(name)
     catalog.createNamespace(created)
     return created

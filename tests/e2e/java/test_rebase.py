@@ -21,6 +21,8 @@ FIELDS = [
     {"id": 2, "name": "part", "type": "int", "required": True},
 ]
 REBASE = {"commit.retry.num-retries": "0", "catalog-es.server-side-rebase": "true"}
+# The owner's word that overwrites act on whole partitions (here: explicit files of one partition each).
+SCOPED = {**REBASE, "catalog-es.server-side-rebase.partition-scoped-overwrites": "true"}
 
 
 def create(java: Java, catalog: Any, ident: Any, properties: dict[str, str]) -> Any:
@@ -98,11 +100,15 @@ def test_stale_fast_and_merge_appends_land_on_the_head_and_the_java_client_takes
     assert planned_files(stale_merge) == planned_files(head)
 
 
+@pytest.mark.parametrize("scoped", [True, False], ids=["partition-scoped", "default"])
 def test_stale_overwrite_lands_when_its_partition_was_untouched_and_fails_with_commit_failed_otherwise(
-    java: Java, catalog: Any, namespace: Any
+    java: Java, catalog: Any, namespace: Any, scoped: bool
 ) -> None:
+    """By default an overwrite lands on a moved head only if nothing since its base added data (its filter, which
+    the server never sees, might reach the new rows); on a partition-scoped table, if its partitions are untouched.
+    """
     ident = java.ident(namespace, "t")
-    table = create(java, catalog, ident, REBASE)
+    table = create(java, catalog, ident, SCOPED if scoped else REBASE)
     a, x = data_file(java, table, "a", 0, 1), data_file(java, table, "x", 1, 1)
     table.newFastAppend().appendFile(a).appendFile(x).commit()
     stale_disjoint, stale_same = catalog.loadTable(ident), catalog.loadTable(ident)
@@ -111,6 +117,11 @@ def test_stale_overwrite_lands_when_its_partition_was_untouched_and_fails_with_c
     same.newOverwrite().deleteFile(x).addFile(data_file(java, table, "y", 1, 5)).commit()
     table.newFastAppend().appendFile(data_file(java, table, "b", 1, 2)).commit()
 
+    if not scoped:
+        refused = java_error(lambda: send_stale(stale_disjoint, disjoint))
+        assert refused.type_name == "CommitFailedException"
+        assert [str(snapshot.operation()) for snapshot in chain(catalog.loadTable(ident))] == ["append", "append"]
+        return
     send_stale(stale_disjoint, disjoint)
     conflict = java_error(lambda: send_stale(stale_same, same))
 
