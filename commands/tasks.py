@@ -33,6 +33,7 @@ from catalog_es.store.task_queue import (
     extend_lease,
     hold_lease,
     holds_lease,
+    lease_live,
     load_progress,
     locked_task,
     next_due,
@@ -86,6 +87,8 @@ async def claim_task(ctx: CommandContext, queues: Sequence[str], worker: str, le
             task = await next_due(tx.conn, queues, now)
             if task is None:
                 return None
+            if task.status == "running" and await lease_live(tx.conn, task.task_id, now):
+                continue  # claimed by another worker since this one's query began (`lease_live`): look again
             version = task.version
             if task.status == "running":  # its worker stopped renewing the lease: count that attempt as failed
                 last = task.attempt >= task.max_attempts

@@ -74,6 +74,17 @@ async def next_due(conn: Connection, queues: Sequence[str], now: datetime) -> Ta
     return _task(row) if row else None
 
 
+async def lease_live(conn: Connection, task_id: uuid.UUID, now: datetime) -> bool:
+    """Whether a lease on the task runs past `now`, as committed by the time this statement starts.
+
+    `next_due` can return a task another worker claimed after its statement's snapshot was taken (it sorts
+    the candidates before it locks one): READ COMMITTED re-checks the locked task row, which is `running`
+    either way, but not the lease row read in that snapshot. This later statement sees the claim.
+    """
+    cursor = await conn.execute("SELECT 1 FROM task_leases WHERE task_id = %s AND lease_until >= %s", (task_id, now))
+    return await cursor.fetchone() is not None
+
+
 async def locked_task(conn: Connection, task_id: uuid.UUID) -> Task | None:
     """Inside a transaction: the task, locked against claims and other changes until commit."""
     cursor = conn.cursor(row_factory=dict_row)
