@@ -81,6 +81,7 @@ def test_console_logs_in_with_the_provider_and_shows_permissions(
     browser: Any,  # noqa: F811
 ) -> None:
     from selenium.webdriver.common.by import By  # noqa: PLC0415
+    from selenium.webdriver.support.ui import WebDriverWait  # noqa: PLC0415
 
     catalog, provider = console_login
     admin = load_catalog(
@@ -105,6 +106,10 @@ def test_console_logs_in_with_the_provider_and_shows_permissions(
     browser.find_element(By.CSS_SELECTOR, "input[name=password]").send_keys("any")
     browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
     wait_for(browser, "button[autofocus]").click()
+    # Back on the console, it exchanges the code for a token: navigating before that ends would drop the login.
+    WebDriverWait(browser, WAIT_SECONDS).until(
+        lambda d: d.execute_script("return sessionStorage.getItem('catalog-es.token')"), "the code exchange"
+    )
     main = open_page(browser, f"{catalog.base_url}/ui#/")
     assert "demo" in main.text
     token = browser.execute_script("return sessionStorage.getItem('catalog-es.token')")
