@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import threading
 import time
 from dataclasses import asdict
@@ -27,7 +26,7 @@ import psutil
 
 from catalog_es.spark.session import session
 from tests.bench import bench_servers as servers
-from tests.bench.bench_hot_table import LAYOUTS, Run, markdown
+from tests.bench.bench_hot_table import LAYOUTS, Run, markdown, summarize
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -43,15 +42,9 @@ _CONF = {
 
 
 def _client_cpu() -> float:
+    """This driver's CPU and its JVM's (a child process)."""
     me = psutil.Process()
-    total = 0.0
-    for proc in [me, *me.children(recursive=True)]:
-        try:
-            times = proc.cpu_times()
-            total += times.user + times.system
-        except psutil.NoSuchProcess:
-            continue
-    return total
+    return servers.cpu_seconds([me, *me.children(recursive=True)])
 
 
 def _is_conflict(error: Exception) -> bool:
@@ -100,24 +93,7 @@ def _run(spark: SparkSession, server: servers.Server, writers: int, layout: str,
         thread.join()
     wall = time.perf_counter() - started
     cpu, client_cpu = server.cpu_seconds() - cpu_before, _client_cpu() - client_before
-    done = sorted(value for per_writer in latencies for value in per_writer)
-    successes, conflicted = len(done), sum(conflicts)
-    return Run(
-        client="spark",
-        history=0,
-        writers=writers,
-        layout=layout,
-        rebase=rebase,
-        seconds=round(wall, 2),
-        successes=successes,
-        conflicts=conflicted,
-        goodput=round(successes / wall, 2),
-        conflicts_per_success=round(conflicted / max(successes, 1), 3),
-        p50_ms=round(statistics.median(done) * 1000, 1) if done else float("nan"),
-        p99_ms=round(done[min(len(done) - 1, int(0.99 * len(done)))] * 1000, 1) if done else float("nan"),
-        server_cpu_ms_per_success=round(cpu * 1000 / max(successes, 1), 2),
-        client_cpu_ms_per_success=round(client_cpu * 1000 / max(successes, 1), 2),
-    )
+    return summarize(Run.key("spark", 0, writers, layout, rebase), wall, latencies, conflicts, cpu, client_cpu)
 
 
 def _warm_up(spark: SparkSession) -> None:

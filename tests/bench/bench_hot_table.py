@@ -26,6 +26,7 @@ import time
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 from pyiceberg.catalog import Catalog, load_catalog
@@ -66,6 +67,11 @@ class Run:
     p99_ms: float
     server_cpu_ms_per_success: float
     client_cpu_ms_per_success: float
+
+    @staticmethod
+    def key(client: str, history: int, writers: int, layout: str, rebase: bool) -> dict[str, Any]:
+        """What tells runs apart, as `Run`'s fields."""
+        return {"client": client, "history": history, "writers": writers, "layout": layout, "rebase": rebase}
 
 
 def _percentile(values: list[float], fraction: float) -> float:
@@ -123,14 +129,22 @@ def _run(
         thread.join()
     wall = time.perf_counter() - started
     cpu, client_cpu = server.cpu_seconds() - cpu_before, time.process_time() - client_before
+    return summarize(Run.key(client, history, writers, layout, rebase), wall, latencies, conflicts, cpu, client_cpu)
+
+
+def summarize(
+    key: dict[str, Any],
+    wall: float,
+    latencies: list[list[float]],
+    conflicts: list[int],
+    server_cpu: float,
+    client_cpu: float,
+) -> Run:
+    """A timed run's figures from what its writers recorded (seconds) and the CPU both sides used."""
     done = [value for per_writer in latencies for value in per_writer]
     successes, conflicted = len(done), sum(conflicts)
     return Run(
-        client=client,
-        history=history,
-        writers=writers,
-        layout=layout,
-        rebase=rebase,
+        **key,
         seconds=round(wall, 2),
         successes=successes,
         conflicts=conflicted,
@@ -138,7 +152,7 @@ def _run(
         conflicts_per_success=round(conflicted / max(successes, 1), 3),
         p50_ms=round(statistics.median(done) * 1000, 1) if done else float("nan"),
         p99_ms=round(_percentile(done, 0.99) * 1000, 1),
-        server_cpu_ms_per_success=round(cpu * 1000 / max(successes, 1), 2),
+        server_cpu_ms_per_success=round(server_cpu * 1000 / max(successes, 1), 2),
         client_cpu_ms_per_success=round(client_cpu * 1000 / max(successes, 1), 2),
     )
 

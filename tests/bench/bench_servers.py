@@ -61,6 +61,18 @@ def sqlalchemy_url(dsn: str, driver: str) -> str:
     return f"postgresql+{driver}://{auth}{host}:{port}/{db}"
 
 
+def cpu_seconds(processes: list[psutil.Process]) -> float:
+    """User + system CPU of these processes (those that ended meanwhile count nothing)."""
+    total = 0.0
+    for proc in processes:
+        try:
+            times = proc.cpu_times()
+            total += times.user + times.system
+        except psutil.NoSuchProcess:
+            continue
+    return total
+
+
 @dataclass
 class Server:
     """A server process started by the harness, and how to reach its catalog API."""
@@ -79,14 +91,7 @@ class Server:
             return []
 
     def cpu_seconds(self) -> float:
-        total = 0.0
-        for proc in self.tree():
-            try:
-                times = proc.cpu_times()
-                total += times.user + times.system
-            except psutil.NoSuchProcess:
-                continue
-        return total
+        return cpu_seconds(self.tree())
 
     def rss_mb(self) -> float:
         total = 0
