@@ -108,16 +108,17 @@ async def _sign(
 ) -> Response[RemoteSignResult]:
     # Recorded in the access log: every refusal, and with `audit_reads` every signature (the S3 method and URL).
     async with audited(request, method=data.method, path=without_secrets(data.uri)) as note:
-        result, table_id, privilege = await _signed(request, target, data)
-        note.reason = f"signed: {privilege} on table {table_id}"
+        result, table_id, scope = await _signed(request, target, data)
+        objects = " ".join(scope.locations)
+        note.reason = f"signed {scope.operation}: {scope.privilege} on table {table_id}: {objects}"
     # Never cached by the client: Iceberg Java would reuse a signature for another Range of the same object.
     return Response(result, headers={"Cache-Control": "no-cache"})
 
 
 async def _signed(
     request: Request[Any, Any, Any], target: _Target, data: RemoteSignRequest
-) -> tuple[RemoteSignResult, uuid.UUID, str]:
-    """The signed request, the table it acts on and the privilege that allowed it. Raises: ForbiddenError."""
+) -> tuple[RemoteSignResult, uuid.UUID, Scope]:
+    """The signed request, the table it acts on and what it touches. Raises: ForbiddenError."""
     if data.provider not in (None, "s3"):
         raise ForbiddenError(f"Only S3 requests are signed, not {data.provider!r}")
     app = services(request.app.state)
@@ -134,8 +135,8 @@ async def _signed(
     if not isinstance(credential, S3AccessKeyCredential):
         raise ForbiddenError("The warehouse has no S3 access key to sign with")
     body = data.body if scope.privilege == "modify" and data.method.upper() == "POST" and not scope.listing else None
-    headers = sign_request(credential, profile.region, data.method, data.uri, data.headers, body)
-    return RemoteSignResult(uri=data.uri, headers=headers), table.id, scope.privilege
+    headers = sign_request(credential, profile, data.method, data.uri, data.headers, body)
+    return RemoteSignResult(uri=data.uri, headers=headers), table.id, scope
 
 
 async def _resolve(
