@@ -21,7 +21,7 @@ from catalog_es.state import AccessState, CatalogState, NamespaceRow, WarehouseL
 from catalog_es.storage.file_roots import FileStorageRoots
 from catalog_es.storage.files import WarehouseStorage
 from catalog_es.storage.outbound import EndpointPolicy
-from catalog_es.storage.profiles import StorageCredential, decode_credential, decode_profile
+from catalog_es.storage.profiles import StorageCredential, decode_credential, decode_profile, system_identity_of
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import EventStore
 from catalog_es.store.secrets import SecretStore
@@ -74,9 +74,13 @@ class CommandContext:
         if cached is None:
             if conn is None:
                 async with self.store.connection() as own:
-                    cached = decode_credential(await self.secret_store().get(own, reference.id))
+                    document = await self.secret_store().get(own, reference.id)
             else:
-                cached = decode_credential(await self.secret_store().get(conn, reference.id))
+                document = await self.secret_store().get(conn, reference.id)
+            # A warehouse given a system identity while the operator allowed it keeps it, but uses it only while
+            # the setting stays on: nothing asks a metadata service otherwise.
+            self.endpoints.check_system_identity(system_identity_of(document))
+            cached = decode_credential(document)
             self._credentials[reference.id] = cached
         return cached
 

@@ -37,6 +37,7 @@ from catalog_es.storage.gcs import (
     gcs_update_error,
 )
 from catalog_es.storage.layout import decode_layout
+from catalog_es.storage.outbound import SystemIdentity
 
 # AWS's general-purpose bucket naming rules (also enforced for s3-compatible stores).
 _BUCKET_NAME: Final = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
@@ -116,6 +117,12 @@ _CREDENTIALS: Final[dict[tuple[object, object], type[StorageCredential]]] = {
     ("gcs", "service-account-key"): GcsServiceAccountKeyCredential,
     ("gcs", "gcp-system-identity"): GcsSystemIdentityCredential,
 }
+# Credentials that are the server's own cloud identity (Lakekeeper's `*-system-identity`; AWS's is not supported).
+_SYSTEM_IDENTITIES: Final[dict[tuple[object, object], SystemIdentity]] = {
+    ("s3", "aws-system-identity"): "aws",
+    ("az", "azure-system-identity"): "azure",
+    ("gcs", "gcp-system-identity"): "gcp",
+}
 # Which credential types each profile type can use.
 _FITS: Final[dict[type[StorageProfile], tuple[type[StorageCredential], ...]]] = {
     S3Profile: (S3AccessKeyCredential,),
@@ -174,6 +181,14 @@ def decode_credential(document: Json) -> StorageCredential:
     else:
         check_azure_credential(credential)
     return credential
+
+
+def system_identity_of(document: Json | None) -> SystemIdentity | None:
+    """The cloud whose system identity a credential document asks the server to use (None: a credential of its
+    own). Read off the raw document, so a refusal needs neither decoding nor anything outbound."""
+    if not isinstance(document, dict):
+        return None
+    return _SYSTEM_IDENTITIES.get((document.get("type"), document.get("credential-type")))
 
 
 def check_credential_fits(profile: StorageProfile, credential: StorageCredential | None) -> None:
