@@ -35,6 +35,7 @@ from catalog_es.storage.session_policy import AccessLevel
 from catalog_es.storage.sts import VendedCredential
 from catalog_es.store.database import Connection
 from commands.context import off_loop
+from projections.catalog.sign_lookup import table_by_id
 
 AzureCredentialTypes = (AzureSharedKeyCredential, AzureClientCredential, AzureSystemIdentityCredential)
 GcsCredentialTypes = (GcsServiceAccountKeyCredential, GcsSystemIdentityCredential)
@@ -135,11 +136,18 @@ async def vending_target(
     profile: VendingProfile | None,
 ) -> VendingTarget | None:
     """What to vend for an existing table, read on the request's connection (its row, the caller's level on
-    it, the warehouse credential), so that the STS call later holds no database connection."""
+    it, the warehouse credential), so that the STS call later holds no database connection.
+
+    Under an as-of prefix the level is read at most (a past catalog is read-only), and nothing is vended for a
+    table that is dropped now: its files are no longer the catalog's to hand out.
+    """
     if profile is None or row is None:
         return None
+    if req.as_of is not None and await table_by_id(conn, req.warehouse.id, row.id) is None:
+        return None
     await req.ctx.credential(req.warehouse, conn)
-    return VendingTarget(profile, row.location, await access_level(request, conn, row.id))
+    level = await access_level(request, conn, row.id)
+    return VendingTarget(profile, row.location, "read" if level is not None and req.as_of is not None else level)
 
 
 async def delegated(
