@@ -67,6 +67,7 @@ class WarehouseStorage:
     ) -> None:
         self._profile = profile
         self.profile = profile  # read by the table responses' remote-signing config
+        self.signs = isinstance(credential, S3AccessKeyCredential)  # the signer needs the warehouse's own key
         self._credential = credential
         self._endpoints = endpoints or EndpointPolicy()
         self._base = base_location(profile)

@@ -69,9 +69,10 @@ class S3Profile(_Profile, frozen=True, kw_only=True, tag="s3"):
     flavor: Literal["aws", "s3-compat", "minio"] = "aws"
     # Clients get the warehouse's own keys only when this says so (otherwise: vended STS keys, or the signer).
     share_static_credentials_with_clients: bool = False
-    # Clients sign through the catalog (api/catalog/sign.py). Lakekeeper defaults it on; here it stays off
-    # unless the profile asks, so clients that bring their own keys (Spark) are not switched to signing.
-    remote_signing_enabled: bool = False
+    # Clients sign through the catalog (api/catalog/sign.py) where STS vends nothing. On by default, as in
+    # Lakekeeper, whose payloads rely on it; a client that brings its own keys opts out with the access-delegation
+    # header `client-managed`, and a warehouse whose profile says `false` (stored before this default) keeps it.
+    remote_signing_enabled: bool = True
     push_s3_delete_disabled: bool = False
     allow_alternative_protocols: bool = False
     assume_role_arn: str | None = None

@@ -212,7 +212,7 @@ def test_purge_by_default_is_a_warehouse_choice_and_the_spec_default_stays(
     [
         (None, "{ns_id}", "{ns_id}/{table_id}"),
         (
-            {"type": "full-hierarchy", "namespace": "{name}", "table": "{name}-{uuid}"},
+            {"type": "full-hierarchy", "namespace": "{name}", "tabular": "{name}-{uuid}"},
             "top/sub%20b",
             "top/sub%20b/t-{table_id}",
         ),
@@ -221,7 +221,8 @@ def test_purge_by_default_is_a_warehouse_choice_and_the_spec_default_stays(
             "sub%20b",
             "sub%20b/{table_id}",
         ),
-        ({"type": "table-only", "table": "{name}-{uuid}"}, "{ns_id}", "t-{table_id}"),
+        ({"type": "tabular-only", "tabular": "{name}-{uuid}"}, "{ns_id}", "t-{table_id}"),
+        ({"type": "table-only", "table": "{name}-{uuid}"}, "{ns_id}", "t-{table_id}"),  # the first spelling
     ],
 )
 def test_storage_layout_places_new_namespaces_and_tables(

@@ -197,7 +197,12 @@ def test_signing_applies_per_delegation_header_and_profile() -> None:
     assert not signing_applies(sts, parse_access_delegation("vended-credentials"))
     assert signing_applies(sts, parse_access_delegation("Vended-Credentials, remote-signing"))
     assert not signing_applies(on, parse_access_delegation("client-managed"))
-    assert not signing_applies(_profile(), parse_access_delegation("remote-signing"))
+    assert not signing_applies(_profile(remote_signing_enabled=False), parse_access_delegation("remote-signing"))
+    assert signing_applies(_profile(), parse_access_delegation(None))  # on by default, as in Lakekeeper
+    assert not signing_applies(on, parse_access_delegation(None), can_sign=False)  # no access key to sign with
+    shared = _profile(share_static_credentials_with_clients=True)
+    assert not signing_applies(shared, parse_access_delegation("vended-credentials"))  # clients have keys
+    assert signing_applies(shared, parse_access_delegation("remote-signing"))
 
 
 def test_signing_config_points_at_the_tables_sign_route() -> None:
@@ -206,7 +211,10 @@ def test_signing_config_points_at_the_tables_sign_route() -> None:
     )
     assert config["s3.remote-signing-enabled"] == "true"
     assert config["s3.signer"] == "S3V4RestSigner"
+    assert config["py-io-impl"] == "pyiceberg.io.fsspec.FsspecFileIO"
     assert config["s3.signer.uri"] == config["signer.uri"] == "http://h:1/catalog"
     assert config["s3.signer.endpoint"] == config["signer.endpoint"] == "v1/w-1/namespaces/a%20b%1Fc/tables/t%2F1/sign"
-    off = remote_signing_config(_profile(), {"remote-signing"}, "http://h/catalog", "w", Namespace(("a",)), "t")
+    off = remote_signing_config(
+        _profile(remote_signing_enabled=False), {"remote-signing"}, "http://h/catalog", "w", Namespace(("a",)), "t"
+    )
     assert off == {"s3.remote-signing-enabled": "false"}

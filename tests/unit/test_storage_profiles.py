@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+import uuid
 
 import pytest
 
 from catalog_es.errors import BadRequestError
 from catalog_es.locations import overlaps
+from catalog_es.storage.layout import table_location
 from catalog_es.storage.profiles import (
     FileProfile,
     S3AccessKeyCredential,
@@ -24,6 +26,8 @@ from catalog_es.storage.profiles import (
 
 S3 = {"type": "s3", "bucket": "lake", "region": "eu-central-1"}
 KEYS = {"type": "s3", "credential-type": "access-key", "access-key-id": "AKIA1", "secret-access-key": "shh"}
+
+UUID = uuid.UUID(int=7)
 
 
 def s3(**fields: object) -> S3Profile:
@@ -248,9 +252,9 @@ def test_decode_profile_accepts_lakekeepers_optional_s3_fields():
     "layout",
     [
         {"type": "default"},
-        {"type": "parent-namespace-and-table", "namespace": "{uuid}", "table": "{uuid}"},
-        {"type": "full-hierarchy", "namespace": "{name}-{uuid}", "table": "{name}-{uuid}"},
-        {"type": "table-only", "table": "{name}-{uuid}"},
+        {"type": "parent-namespace-and-table", "namespace": "{uuid}", "tabular": "{uuid}"},
+        {"type": "full-hierarchy", "namespace": "{name}-{uuid}", "tabular": "{name}-{uuid}"},
+        {"type": "tabular-only", "tabular": "{name}-{uuid}"},
     ],
 )
 def test_decode_profile_accepts_lakekeepers_storage_layouts(layout):
@@ -259,9 +263,28 @@ def test_decode_profile_accepts_lakekeepers_storage_layouts(layout):
 
 
 @pytest.mark.parametrize(
+    ("old", "current"),
+    [
+        ({"type": "table-only", "table": "t-{uuid}"}, {"type": "tabular-only", "tabular": "t-{uuid}"}),
+        (
+            {"type": "full-hierarchy", "namespace": "{name}", "table": "{uuid}"},
+            {"type": "full-hierarchy", "namespace": "{name}", "tabular": "{uuid}"},
+        ),
+    ],
+)
+def test_decode_profile_reads_the_first_layout_spelling_as_an_alias_of_the_current_one(old, current):
+    assert encode_profile(s3(**{"storage-layout": old}))["storage-layout"] == current
+    assert table_location(old, "s3://b/wh", "s3://b/wh/ns", "t", UUID) == table_location(
+        current, "s3://b/wh", "s3://b/wh/ns", "t", UUID
+    )
+    with pytest.raises(BadRequestError, match="not both"):
+        s3(**{"storage-layout": {**current, "table": "{uuid}"}})
+
+
+@pytest.mark.parametrize(
     ("layout", "fragment"),
     [
-        ({"type": "table-only", "table": "{name}"}, "{uuid}"),
+        ({"type": "tabular-only", "tabular": "{name}"}, "{uuid}"),
         ({"type": "flat", "table": "{uuid}"}, "storage-layout"),
         ({"type": "full-hierarchy", "namespace": "a/b", "table": "{uuid}"}, "/"),
         ({"type": "full-hierarchy", "namespace": "", "table": "{uuid}"}, "empty"),
