@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, NamedTuple
 from urllib.parse import quote
 
 from litestar import Request, get
@@ -18,31 +17,18 @@ from api.catalog.wire import LoadCredentialsResponse, StorageCredential
 from api.container import services
 from api.dependencies import RequestScope, parse_namespace
 from api.encoded_slash import decode_name
-from catalog_es.errors import NoSuchTableError, StorageAccessError
+from catalog_es.errors import NoSuchTableError
 from catalog_es.state import TabularRow
 from catalog_es.storage.access_delegation import HEADER, parse_access_delegation, vends_credentials
-from catalog_es.storage.adls import (
-    AdlsProfile,
-    AzureClientCredential,
-    AzureSharedKeyCredential,
-    AzureSystemIdentityCredential,
-)
-from catalog_es.storage.adls_sas import adls_vended_config
-from catalog_es.storage.gcs import GcsProfile, GcsServiceAccountKeyCredential, GcsSystemIdentityCredential
-from catalog_es.storage.gcs_tokens import gcs_vended_config
+from catalog_es.storage.adls import AdlsProfile
+from catalog_es.storage.gcs import GcsProfile
 from catalog_es.storage.profiles import S3Profile, decode_profile
 from catalog_es.storage.session_policy import AccessLevel
-from catalog_es.storage.sts import VendedCredential
+from catalog_es.storage.vendor import VendingProfile
 from catalog_es.store.database import Connection
-from commands.context import off_loop
 from projections.catalog.sign_lookup import table_by_id
 
-AzureCredentialTypes = (AzureSharedKeyCredential, AzureClientCredential, AzureSystemIdentityCredential)
-GcsCredentialTypes = (GcsServiceAccountKeyCredential, GcsSystemIdentityCredential)
 DelegationHeader = Annotated[str | None, HeaderParameter(name=HEADER)]
-
-
-VendingProfile = S3Profile | AdlsProfile | GcsProfile
 
 
 class VendingTarget(NamedTuple):
@@ -82,34 +68,17 @@ async def access_level(request: Request[Any, Any, Any], conn: Connection, table_
 async def _vend_keys(
     req: RequestScope, request: Request[Any, Any, Any], target: VendingTarget, refresh_path: str
 ) -> dict[str, str]:
-    """The config keys of credentials for the target: S3 STS keys, an ADLS directory SAS, or a GCS token.
+    """The config keys of credentials for the target: S3 STS keys, an ADLS directory SAS, or a GCS token, and where
+    clients refresh them.
 
     Raises:
         StorageAccessError: the store refused, or the warehouse credential does not fit its profile.
     """
     assert target.level is not None  # checked by the callers
     credential = await req.ctx.credential(req.warehouse)  # read on the request's connection by `vending_target`
-    profile, location, level = target.profile, target.location, target.level
-    if isinstance(profile, S3Profile):
-        vendor = services(request.app.state).vendor
-        return _keys(await vendor.vend(profile, credential, location, level, req.principal.user_id), refresh_path)
-    permissions: Literal["read", "read-write-delete"] = "read" if level == "read" else "read-write-delete"
-    if isinstance(profile, AdlsProfile) and isinstance(credential, AzureCredentialTypes):
-        now = datetime.now(UTC)
-        return await off_loop(adls_vended_config, profile, credential, location, permissions, now)
-    if isinstance(profile, GcsProfile) and isinstance(credential, GcsCredentialTypes):
-        return await off_loop(gcs_vended_config, profile, credential, location, permissions)
-    raise StorageAccessError("The warehouse's storage credential cannot issue credentials for its profile")
-
-
-def _keys(vended: VendedCredential, refresh_path: str) -> dict[str, str]:
-    return {
-        "s3.access-key-id": vended.access_key_id,
-        "s3.secret-access-key": vended.secret_access_key,
-        "s3.session-token": vended.session_token,
-        "s3.session-token-expires-at-ms": str(vended.expires_at_ms()),
-        "client.refresh-credentials-endpoint": refresh_path,
-    }
+    vendor = services(request.app.state).vendor
+    keys = await vendor.vend_keys(target.profile, credential, target.location, target.level, req.principal.user_id)
+    return {**keys, "client.refresh-credentials-endpoint": refresh_path}
 
 
 def vending_profile(req: RequestScope, header: str | None) -> VendingProfile | None:
