@@ -22,10 +22,10 @@ from api.encoded_slash import decode_name
 from api.settings import Settings
 from catalog_es.errors import BadRequestError, ForbiddenError, NoSuchWarehouseError
 from catalog_es.identifiers import NIL_PROJECT_ID, Namespace
-from catalog_es.state import WarehouseRow
+from catalog_es.state import WarehouseRow, require_active
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import EventMetadata
-from commands.context import CommandContext, require_active
+from commands.context import CommandContext
 from projections.catalog.as_of import AsOfReadModel
 from projections.catalog.queries import CatalogReadModel
 from projections.catalog.warehouse_cache import WarehouseCache

@@ -27,6 +27,7 @@ from catalog_es.events import (
 from catalog_es.identifiers import name_key
 from catalog_es.metadata.rebase import RebaseMode
 from catalog_es.state import WarehouseRow
+from catalog_es.storage.backends import validate_access
 from catalog_es.storage.delete_profiles import decode_delete_profile
 from catalog_es.storage.file_roots import storage_overlaps
 from catalog_es.storage.profiles import (
@@ -41,7 +42,6 @@ from catalog_es.storage.profiles import (
     encode_profile,
     system_identity_of,
 )
-from catalog_es.storage.s3 import validate_access
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import EventMetadata, Transaction
 from commands.context import CommandContext, off_loop

@@ -24,5 +24,6 @@ async def table_config(
     modes = parse_access_delegation(request.headers.get("x-iceberg-access-delegation"))
     catalog_uri = str(request.base_url).rstrip("/") + PATH.removesuffix("/v1")
     prefix = str(request.path_params["prefix"])
-    extra = remote_signing_config(storage.profile, modes, catalog_uri, prefix, namespace, table, storage.signs)
+    can_sign = storage.backend.signer is not None
+    extra = remote_signing_config(storage.profile, modes, catalog_uri, prefix, namespace, table, can_sign)
     return {**config, **extra} if extra else config

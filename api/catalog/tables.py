@@ -17,7 +17,7 @@ from api.catalog.credentials import (
     VendingTarget,
     credentials_path,
     delegated,
-    vending_profile,
+    vending_backend,
     vending_target,
 )
 from api.catalog.etags import etag, etag_header
@@ -127,7 +127,7 @@ class TablesController(Controller):
         result = await handle_create_table(command, req.ctx)
         # The creator (create on the namespace) writes the new table's first files: read-write.
         location, refresh = str(result.metadata["location"]), credentials_path(request, data.name)
-        profile = vending_profile(req, delegation)
+        profile = await vending_backend(req, delegation)
         target = None if profile is None else VendingTarget(profile, location, "read-write")
         access = await delegated(req, request, target, refresh)
         loaded = LoadTableResult(
@@ -151,7 +151,7 @@ class TablesController(Controller):
     ) -> Response[LoadTableDocument | None]:
         """The connection is released before credentials are vended: an STS call never holds one."""
         ident, name = parse_namespace(namespace), decode_name(table)
-        profile = vending_profile(req, delegation)
+        profile = await vending_backend(req, delegation)
         row: TabularRow | None = None
         async with req.ctx.store.connection() as conn:
             if snapshots == "all" and profile is None:  # the common case: the stored document is sent as it is
@@ -271,7 +271,7 @@ class TablesController(Controller):
         )
         result = await handle_register_table(command, req.ctx)
         location, refresh = str(result.metadata["location"]), credentials_path(request, data.name)
-        profile = vending_profile(req, delegation)
+        profile = await vending_backend(req, delegation)
         target = None if profile is None else VendingTarget(profile, location, "read-write")
         access = await delegated(req, request, target, refresh)
         return LoadTableResult(

@@ -16,8 +16,7 @@ import msgspec
 
 from catalog_es.errors import ForbiddenError
 from catalog_es.storage.profiles import S3Profile
-
-Privilege = Literal["select", "modify"]
+from catalog_es.storage.signing import Privilege, Scope
 
 # GET/HEAD read data, PUT/POST/DELETE write it (Lakekeeper: read_data / write_data); nothing else is signed.
 _PRIVILEGES: Final[dict[str, Privilege]] = {
@@ -56,16 +55,6 @@ class S3Request(msgspec.Struct, frozen=True):
     method: str
     uri: str
     body: str | None = None
-
-
-class Scope(msgspec.Struct, frozen=True):
-    """What a request touches: its S3 operation, its S3 locations (`s3://bucket/key`), whether they are listing
-    prefixes."""
-
-    locations: tuple[str, ...]
-    privilege: Privilege
-    listing: bool = False
-    operation: str = "GetObject"
 
 
 def privilege_for(method: str) -> Privilege:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from catalog_es.errors import BadRequestError, InvalidLocationError, StorageAccessError
+from catalog_es.storage.backends import validate_access
 from catalog_es.storage.files import ForeignLocationError, WarehouseStorage
 from catalog_es.storage.gcs import GcsProfile
 from catalog_es.storage.outbound import EndpointNotAllowedError, EndpointPolicy
 from catalog_es.storage.profiles import StorageCredential, decode_credential, decode_profile
-from catalog_es.storage.s3 import validate_access
 from tests.integration.store_emulators import GcsEmulator, free_port, service_account_key
 
 LOOPBACK = EndpointPolicy(allowed_hosts=("127.0.0.1",))

@@ -12,22 +12,26 @@ import pytest
 from pyiceberg.io import load_file_io
 
 from catalog_es.errors import BadRequestError, StorageAccessError
+from catalog_es.storage.backends import backend_for, validate_access
 from catalog_es.storage.files import WarehouseStorage
 from catalog_es.storage.outbound import EndpointNotAllowedError, EndpointPolicy
 from catalog_es.storage.profiles import (
     FileProfile,
     S3Profile,
     StorageCredential,
-    client_config,
     decode_credential,
     decode_profile,
 )
-from catalog_es.storage.s3 import validate_access
 from tests.integration.s3_server import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY, make_bucket, object_keys, s3_admin
 from tests.security.hostile_s3 import hostile_endpoint
 
 LOOPBACK = EndpointPolicy(allowed_hosts=("127.0.0.1",))  # moto listens there
 DOCUMENT = {"format-version": 2, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1", "location": "x"}
+
+
+def client_config(profile, credential):
+    """What table responses give clients for this storage (the backend's, as the server computes it)."""
+    return backend_for(profile, credential).client_config()
 
 
 def credential() -> StorageCredential:

@@ -9,6 +9,8 @@ import pytest
 
 from catalog_es.errors import BadRequestError
 from catalog_es.locations import overlaps
+from catalog_es.storage.backends import backend_for
+from catalog_es.storage.backends.s3 import s3_fileio_properties as fileio_properties
 from catalog_es.storage.layout import table_location
 from catalog_es.storage.profiles import (
     FileProfile,
@@ -16,11 +18,9 @@ from catalog_es.storage.profiles import (
     S3Profile,
     base_location,
     check_profile_update,
-    client_config,
     decode_credential,
     decode_profile,
     encode_profile,
-    fileio_properties,
     location_schemes,
 )
 
@@ -28,6 +28,11 @@ S3 = {"type": "s3", "bucket": "lake", "region": "eu-central-1"}
 KEYS = {"type": "s3", "credential-type": "access-key", "access-key-id": "AKIA1", "secret-access-key": "shh"}
 
 UUID = uuid.UUID(int=7)
+
+
+def client_config(profile, credential):
+    """What table responses give clients for this storage (the backend's, as the server computes it)."""
+    return backend_for(profile, credential).client_config()
 
 
 def s3(**fields: object) -> S3Profile:
@@ -181,9 +186,8 @@ def test_client_config_disables_client_deletes_when_profile_says_so():
     assert client_config(s3(**{"push-s3-delete-disabled": True}), None)["s3.delete-enabled"] == "false"
 
 
-def test_client_config_and_fileio_properties_are_empty_for_file_storage():
+def test_client_config_is_empty_for_file_storage():
     assert client_config(FileProfile(location="/x"), None) == {}
-    assert fileio_properties(FileProfile(location="/x"), None) == {}
 
 
 def test_fileio_properties_carry_endpoint_region_keys_and_addressing():
