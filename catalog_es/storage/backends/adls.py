@@ -4,37 +4,29 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Literal
 from urllib.parse import urlsplit
 
-from pyiceberg.io import FileIO
-
-from catalog_es.errors import StorageAccessError
 from catalog_es.locations import location_key
 from catalog_es.storage.access_delegation import DelegationMode
 from catalog_es.storage.adls import AdlsProfile, AzureCredential, adls_account_host, adls_client_config
 from catalog_es.storage.adls_io import AdlsIO, reason
 from catalog_es.storage.adls_sas import adls_vended_config, sas_expiry_key
 from catalog_es.storage.backends.base import ForeignLocationError, Store, VendedConfig, setup_digest
+from catalog_es.storage.backends.object_store import ObjectStoreBackend, Permissions, vending_call
 from catalog_es.storage.outbound import EndpointPolicy
 from catalog_es.storage.profiles import location_schemes
 from catalog_es.storage.session_policy import AccessLevel
-from catalog_es.storage.vended_expiry import expiry_of
 
 
-class AdlsBackend:
+class AdlsBackend(ObjectStoreBackend):
     """An ADLS filesystem under an optional key prefix; clients get a SAS for the table's directory."""
 
     store: Store = "adls"
-    signer = None
 
     def __init__(self, profile: AdlsProfile, credential: AzureCredential | None, endpoints: EndpointPolicy) -> None:
+        super().__init__(AdlsIO(profile, credential, endpoints), reason)
         self._profile, self._credential = profile, credential
         self.setup = setup_digest(profile, credential)
-        self._io = AdlsIO(profile, credential, endpoints)
-
-    def describe(self) -> str:
-        return self._io.describe()
 
     def check_own(self, location: str, canonical: str) -> None:
         own = f"{self._profile.filesystem}@{adls_account_host(self._profile)}"
@@ -42,26 +34,9 @@ class AdlsBackend:
         if not scheme_ok or urlsplit(location_key(canonical)).netloc != own:
             raise ForeignLocationError(f"Location {location} is not in this warehouse's storage ({own})")
 
-    def file_io(self, location: str) -> FileIO:
-        return self._io.file_io()
-
     def delete_file(self, location: str) -> None:
         # pyiceberg's adlfs FileIO knows `abfss://fs@a.dfs.…` only, not the `wasbs://fs@a.blob.…` spelling.
-        spelled = location_key(location) if urlsplit(location).scheme == "wasbs" else location
-        self._io.file_io().delete(spelled)
-
-    def is_empty(self, location: str) -> bool:
-        return self._io.is_empty(location)
-
-    def purge(self, location: str) -> None:
-        self._io.purge(location)
-
-    def probe(self) -> None:
-        self._io.probe()
-
-    def failure_reason(self, location: str, exc: OSError) -> str:
-        reason(exc, location)  # logs the details
-        return f"storage error in {self.describe()}"
+        super().delete_file(location_key(location) if urlsplit(location).scheme == "wasbs" else location)
 
     def client_config(self) -> dict[str, str]:
         return adls_client_config(self._profile)
@@ -72,12 +47,9 @@ class AdlsBackend:
     def vending(self, location: str, level: AccessLevel, principal_id: str) -> Callable[[], VendedConfig]:
         """A directory SAS (after a user delegation key, unless a shared key signs it here)."""
         credential = self._credential
-        if credential is None:
-            raise StorageAccessError("The warehouse's storage credential cannot issue credentials for its profile")
-        permissions: Literal["read", "read-write-delete"] = "read" if level == "read" else "read-write-delete"
 
-        def call() -> VendedConfig:
-            config = adls_vended_config(self._profile, credential, location, permissions, datetime.now(UTC))
-            return VendedConfig(config, expiry_of(config, sas_expiry_key(self._profile)))
+        def sas(permissions: Permissions) -> dict[str, str]:
+            assert credential is not None  # vending_call checks
+            return adls_vended_config(self._profile, credential, location, permissions, datetime.now(UTC))
 
-        return call
+        return vending_call(None if credential is None else sas, level, sas_expiry_key(self._profile))

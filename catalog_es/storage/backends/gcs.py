@@ -3,30 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
 from urllib.parse import urlsplit
 
-from pyiceberg.io import FileIO
-
-from catalog_es.errors import StorageAccessError
 from catalog_es.storage.access_delegation import DelegationMode
 from catalog_es.storage.backends.base import ForeignLocationError, Store, VendedConfig, setup_digest
+from catalog_es.storage.backends.object_store import ObjectStoreBackend, Permissions, vending_call
 from catalog_es.storage.gcs import GcsCredential, GcsProfile, gcs_client_config
 from catalog_es.storage.gcs_io import GcsIO, reason
 from catalog_es.storage.gcs_tokens import TokenExchange, gcs_vended_config
 from catalog_es.storage.outbound import EndpointPolicy
 from catalog_es.storage.profiles import location_schemes
 from catalog_es.storage.session_policy import AccessLevel
-from catalog_es.storage.vended_expiry import expiry_of
-
-_EXPIRY = "gcs.oauth2.token-expires-at"
 
 
-class GcsBackend:
+class GcsBackend(ObjectStoreBackend):
     """A GCS bucket under an optional key prefix; clients get a token downscoped to the table's prefix."""
 
     store: Store = "gcs"
-    signer = None
 
     def __init__(
         self,
@@ -35,37 +28,14 @@ class GcsBackend:
         endpoints: EndpointPolicy,
         exchange: TokenExchange | None = None,  # tests: Google's STS stand-in
     ) -> None:
+        super().__init__(GcsIO(profile, credential, endpoints), reason)
         self._profile, self._credential, self._exchange = profile, credential, exchange
         self.setup = setup_digest(profile, credential)
-        self._io = GcsIO(profile, credential, endpoints)
-
-    def describe(self) -> str:
-        return self._io.describe()
 
     def check_own(self, location: str, canonical: str) -> None:
-        parts = urlsplit(canonical)
-        if parts.scheme not in location_schemes(self._profile) or parts.netloc != self._profile.bucket:
-            own = self._profile.bucket
+        parts, own = urlsplit(canonical), self._profile.bucket
+        if parts.scheme not in location_schemes(self._profile) or parts.netloc != own:
             raise ForeignLocationError(f"Location {location} is not in this warehouse's storage ({own})")
-
-    def file_io(self, location: str) -> FileIO:
-        return self._io.file_io()
-
-    def delete_file(self, location: str) -> None:
-        self._io.file_io().delete(location)
-
-    def is_empty(self, location: str) -> bool:
-        return self._io.is_empty(location)
-
-    def purge(self, location: str) -> None:
-        self._io.purge(location)
-
-    def probe(self) -> None:
-        self._io.probe()
-
-    def failure_reason(self, location: str, exc: OSError) -> str:
-        reason(exc, location)  # logs the details
-        return f"storage error in {self.describe()}"
 
     def client_config(self) -> dict[str, str]:
         return gcs_client_config(self._profile)
@@ -76,12 +46,9 @@ class GcsBackend:
     def vending(self, location: str, level: AccessLevel, principal_id: str) -> Callable[[], VendedConfig]:
         """A token from Google's STS, downscoped by a Credential Access Boundary to the table's prefix."""
         credential = self._credential
-        if credential is None:
-            raise StorageAccessError("The warehouse's storage credential cannot issue credentials for its profile")
-        permissions: Literal["read", "read-write-delete"] = "read" if level == "read" else "read-write-delete"
 
-        def call() -> VendedConfig:
-            config = gcs_vended_config(self._profile, credential, location, permissions, self._exchange)
-            return VendedConfig(config, expiry_of(config, _EXPIRY))
+        def token(permissions: Permissions) -> dict[str, str]:
+            assert credential is not None  # vending_call checks
+            return gcs_vended_config(self._profile, credential, location, permissions, self._exchange)
 
-        return call
+        return vending_call(None if credential is None else token, level, "gcs.oauth2.token-expires-at")
