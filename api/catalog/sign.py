@@ -188,9 +188,7 @@ async def _by_location(
     raise hidden
 
 
-async def _signer(
-    conn: Connection, app: Services, warehouse: WarehouseRow, hidden: ForbiddenError
-) -> RequestSigner:
+async def _signer(conn: Connection, app: Services, warehouse: WarehouseRow, hidden: ForbiddenError) -> RequestSigner:
     """The warehouse's signer. Raises: the hidden error where its store does not sign (remote signing off, or no
     key to sign with)."""
     signer = (await app.ctx.storage(warehouse, conn)).backend.signer

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import boto3
@@ -285,5 +286,15 @@ def test_the_signer_signs_only_what_it_checked(
     sent = {"content-type": "application/octet-stream", **{k: v[0] for k, v in plain.json()["headers"].items()}}
     assert httpx.put(my_object, content=b"x", headers=sent).status_code == 200
     assert sign(bob_http, "GET", f"{iam_s3.endpoint}/{bucket}?list-type=2&prefix={my_prefix}/", {}).status_code == 200
+    # A past catalog (as-of prefix) is read-only: no signer is advertised there, and none signs.
+    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    prefix = alice_http.get("v1/config", params={"warehouse": f"signed@{now}"}).json()["defaults"]["prefix"]
+    past = alice_http.get(f"v1/{prefix}/namespaces/probe/tables/mine")
+    assert past.status_code == 200, past.text
+    assert past.json()["config"]["s3.remote-signing-enabled"] == "false"
+    assert "s3.signer.uri" not in past.json()["config"]
+    as_of_route = f"v1/{prefix}/namespaces/probe/tables/mine/sign"
+    read = {"region": REGION, "method": "GET", "uri": my_object, "headers": {}}
+    assert alice_http.post(as_of_route, json=read).status_code == 403
     stored = s3.list_objects_v2(Bucket=bucket, Prefix=f"{my_prefix}/data/")["Contents"]
     assert [(item["Key"], item["Size"]) for item in stored] == [(f"{my_prefix}/data/stolen.parquet", 1)]
