@@ -9,6 +9,7 @@ import msgspec
 from catalog_es.errors import (
     AlreadyExistsError,
     BadRequestError,
+    NamespaceDepthExceededError,
     NamespaceNotEmptyError,
     NoSuchNamespaceError,
     UnprocessableEntityError,
@@ -69,14 +70,13 @@ async def handle_create_namespace(cmd: CreateNamespace, ctx: CommandContext) -> 
 
     Raises:
         BadRequestError: invalid name or location.
+        NamespaceDepthExceededError: more levels than `max_depth`.
         NoSuchNamespaceError: the parent does not exist.
         AlreadyExistsError: the namespace exists (in any case).
     """
     _validate(cmd.namespace)
     if cmd.max_depth is not None and len(cmd.namespace.parts) > cmd.max_depth:
-        raise BadRequestError(
-            f"Namespace {cmd.namespace} has {len(cmd.namespace.parts)} levels; the maximum depth is {cmd.max_depth}"
-        )
+        raise NamespaceDepthExceededError(f"Namespace exceeds maximum depth of {cmd.max_depth}")  # Lakekeeper's text
     warehouse = await ctx.warehouse(cmd.warehouse_id)
     namespace_id = ctx.ids.new_id()
     properties = dict(cmd.properties)
