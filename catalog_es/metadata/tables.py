@@ -33,6 +33,7 @@ from catalog_es.events import Json
 from catalog_es.locations import is_strictly_inside
 from catalog_es.metadata import ids  # noqa: F401 # registers the id-assigning schema, spec and order updates
 from catalog_es.metadata.encryption_keys import KEY_ID_PROPERTY, AnyTableUpdate, KeyedTableMetadataV3
+from catalog_es.metadata.field_defaults import with_field_defaults
 from catalog_es.metadata.requirement_failures import reference_message
 from catalog_es.metadata.row_lineage import next_row_id_of, with_next_row_id
 from catalog_es.metadata.variant_type import with_variant_types
@@ -122,6 +123,8 @@ def new_metadata(
         order = SortOrder.model_validate(write_order) if write_order else UNSORTED_SORT_ORDER
         initial_properties = {**_NEW_TABLE_PROPERTIES, **properties}
         metadata = new_table_metadata(parsed_schema, spec, order, location, initial_properties, table_uuid=table_uuid)
+        fresh_schema = with_field_defaults(metadata.schemas[0], parsed_schema)
+        metadata = metadata.model_copy(update={"schemas": [fresh_schema]})
     except (pydantic.ValidationError, TypeError, ValueError) as exc:
         raise BadRequestError(f"Invalid table definition: {exc}") from None
     return with_next_row_id(metadata).model_copy(update={"last_updated_ms": last_updated_ms})
