@@ -19,8 +19,8 @@ from commands.context import CommandContext
 from commands.tabulars import (
     TabularResult,
     claim_location,
+    claim_moved_location,
     claim_name_and_location,
-    claim_new_location,
     metadata_written,
 )
 
@@ -140,8 +140,14 @@ async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow
         return TabularResult(metadata_location=current.metadata_location, metadata=current.metadata)
     storage = await ctx.storage(warehouse)
     if prepared.location_changed:  # checked before the metadata file is written below the new location
-        location = str(prepared.document["location"])
-        await claim_new_location(ctx, storage, warehouse=warehouse, location=location, table_id=current.id)
+        await claim_moved_location(
+            ctx,
+            storage,
+            warehouse=warehouse,
+            table_id=current.id,
+            metadata_location=prepared.metadata_location,
+            document=prepared.document,
+        )
     # Only a moved table needs the location check serialised with other writers; otherwise the
     # (stream, version) key alone decides, and the counter row is locked just for the append.
     written = metadata_written(

@@ -246,6 +246,39 @@ async def claim_new_location(
         raise InvalidLocationError(f"Table location {location} is not empty")
 
 
+async def claim_moved_location(
+    ctx: CommandContext,
+    storage: WarehouseStorage,
+    *,
+    warehouse: WarehouseRow,
+    table_id: uuid.UUID,
+    metadata_location: str,
+    document: Json,
+) -> None:
+    """`set-location`'s claim: a new table's rules, except that the files the committed metadata references
+    (and their Hadoop checksum sidecars) may lie there already.
+
+    A replace transaction with a new location (Java's `replaceTransaction()` with an append, Spark's CREATE OR
+    REPLACE … LOCATION … AS SELECT) writes its data, manifests and manifest list below the new location before
+    it commits. Only manifest lists and manifests there are read (as a purge reads them), so a file counts as the
+    client's own only when it was named from inside the location, where the client evidently writes. Anything
+    else there is someone else's, which a purge of this table must never reach.
+
+    Raises:
+        InvalidLocationError: outside the warehouse, overlapping another table, or holding other files.
+    """
+    location = str(document["location"])
+    async with ctx.store.connection() as conn:
+        await claim_location(ctx, conn, warehouse=warehouse, location=location, table_id=table_id)
+    if await off_loop(storage.is_empty, location):
+        return
+    foreign = await off_loop(storage.foreign_files, location, metadata_location, document)
+    if foreign:
+        raise InvalidLocationError(
+            f"Table location {location} is not empty: {len(foreign)} file(s) there are not this commit's"
+        )
+
+
 @asynccontextmanager
 async def metadata_written(
     ctx: CommandContext,

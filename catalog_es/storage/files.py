@@ -33,7 +33,7 @@ from catalog_es.storage.profiles import (
     fileio_properties,
     location_schemes,
 )
-from catalog_es.storage.purge import referenced_files, remove_empty_directories
+from catalog_es.storage.purge import referenced_files, remove_empty_directories, unreferenced
 from catalog_es.storage.s3 import describe, reason, s3_client, safe_code
 
 _S3_SCHEMES = ("s3", "s3a", "s3n")
@@ -194,6 +194,34 @@ class WarehouseStorage:
             return False
         listing = filesystem.get_file_info(pafs.FileSelector(path, recursive=True))
         return not any(entry.type != pafs.FileType.Directory for entry in listing)
+
+    def files_below(self, location: str) -> list[str]:
+        """The files at or below a location, as paths relative to it (directories do not count).
+
+        Raises:
+            StorageAccessError: the store cannot be listed.
+        """
+        canonical = self.confined(location)
+        if self._store is not None:
+            return self._store.files_below(canonical)
+        if _is_s3(canonical):
+            return self._s3_files_below(canonical)
+        filesystem, path = pafs.FileSystem.from_uri(canonical)
+        listing = filesystem.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True))
+        return [os.path.relpath(entry.path, path) for entry in listing if entry.type != pafs.FileType.Directory]
+
+    def foreign_files(self, location: str, metadata_location: str, metadata: Json) -> list[str]:
+        """The files at or below a table's new location that the metadata about to be committed does not
+        reference, relative to it: what a replace transaction's own manifests and data files leave over.
+
+        Raises:
+            StorageAccessError: the store cannot be listed.
+        """
+        own = location_key(self.confined(location))
+        references = [
+            location_key(self.confined(path)) for path in self.purge_plan(location, metadata_location, metadata)
+        ]
+        return unreferenced(self.files_below(location), references, own)
 
     def make_directories(self, locations: list[str]) -> None:
         """Create local directories (a no-op on object stores, which have none).
@@ -359,6 +387,14 @@ class WarehouseStorage:
         except (BotoCoreError, ClientError) as exc:
             raise self._failure("list", location, exc) from exc
         return not any(item["Key"] == key for item in exact.get("Contents", []))
+
+    def _s3_files_below(self, location: str) -> list[str]:
+        client, (bucket, key) = self._client(location), _bucket_key(location)
+        try:
+            pages = client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=f"{key}/")
+            return [item["Key"].removeprefix(f"{key}/") for page in pages for item in page.get("Contents", [])]
+        except (BotoCoreError, ClientError) as exc:
+            raise self._failure("list", location, exc) from exc
 
     def _s3_purge(self, location: str) -> None:
         client, (bucket, key) = self._client(location), _bucket_key(location)
