@@ -25,3 +25,23 @@ def test_create_table_says_location_overlaps_another_table_when_equal_or_nested(
 
     message = assert_error(response, 400, "BadRequestException")
     assert "overlaps the location of another table" in message
+
+
+def test_a_location_with_a_question_mark_is_refused_not_cut_when_a_table_namespace_or_move_names_it(
+    rest: RestApi,
+) -> None:
+    create_namespace(rest, "shop")
+    created = create_table(rest, "shop", "t")
+    assert created.status_code == 200, created.text
+    location = created.json()["metadata"]["location"]
+
+    refused_create = create_table(rest, "shop", "q", {"location": f"{location}_q?"})
+    assert "'?'" in assert_error(refused_create, 400, "BadRequestException")
+    namespace = rest.http.post(
+        rest.url("namespaces"), json={"namespace": ["q"], "properties": {"location": f"{location}_ns?"}}
+    )
+    assert "'?'" in assert_error(namespace, 400, "BadRequestException")
+    move = {"requirements": [], "updates": [{"action": "set-location", "location": f"{location}_moved?"}]}
+    refused_move = rest.http.post(rest.url("namespaces/shop/tables/t"), json=move)
+    assert "'?'" in assert_error(refused_move, 400, "BadRequestException")
+    assert create_table(rest, "shop", "q").status_code == 200  # nothing was claimed by the refused create
