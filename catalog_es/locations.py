@@ -39,6 +39,18 @@ def normalize_location(location: str) -> str:
     return f"{parts.scheme}://{parts.netloc}{path}".rstrip("/")
 
 
+def as_written(location: str) -> str:
+    """The location as its client spelled it, without trailing slashes (Iceberg Java's `stripTrailingSlash`).
+
+    What metadata keeps and responses return (a client compares the location it sent with the one it gets);
+    every check compares `normalize_location` spellings instead.
+    """
+    written = location.strip()
+    while written.endswith("/") and not written.endswith((":/", "://")):
+        written = written[:-1]
+    return written
+
+
 def local_path(location: str) -> str:
     """The filesystem path of a `file:` location."""
     canonical = normalize_location(location)
