@@ -33,7 +33,7 @@ from catalog_es.storage.profiles import (
     fileio_properties,
     location_schemes,
 )
-from catalog_es.storage.purge import referenced_files, remove_empty_directories, unreferenced
+from catalog_es.storage.purge import checksum_sidecar, referenced_files, remove_empty_directories, unreferenced
 from catalog_es.storage.s3 import describe, reason, s3_client, safe_code
 
 _S3_SCHEMES = ("s3", "s3a", "s3n")
@@ -275,14 +275,27 @@ class WarehouseStorage:
         return deleted
 
     def purge_plan(self, location: str, metadata_location: str, metadata: Json) -> list[str]:
-        """The files `purge_table` deletes, in its order (data first, the current metadata file last), so a purge
-        interrupted part way can resume from an index into the same list.
+        """The files `purge_table` deletes, in its order (data first, the current metadata file last, then the Hadoop
+        checksum sidecars found beside local ones), so a purge interrupted part way can resume from an index into
+        the same list.
 
         Raises:
             InvalidLocationError: the table's location is outside the warehouse.
         """
         own = self.confined(location)
-        return referenced_files(self._file_io(location), metadata_location, metadata, self._inside(own))
+        referenced = referenced_files(self._file_io(location), metadata_location, metadata, self._inside(own))
+        if _local_path(own) is None:
+            return referenced
+        # Spark on a local filesystem (Hadoop's checksummed one) leaves `.name.crc` beside each file it wrote:
+        # the sidecar goes with its file, or it keeps the table's directories alive.
+        sidecars = (checksum_sidecar(path) for path in referenced)
+        return [*referenced, *(path for path in sidecars if self._local_file_exists(path))]
+
+    def _local_file_exists(self, location: str) -> bool:
+        try:
+            return os.path.isfile(local_path(self.confined(location)))
+        except InvalidLocationError:
+            return False
 
     def delete_quietly(self, path: str) -> bool:
         """Delete one file of a purge; False when it could not be (gone already, refused): best effort."""
