@@ -33,6 +33,7 @@ _DOMAIN: dict[type[errors.CatalogError], tuple[int, str]] = {
     errors.NoSuchNamespaceError: (404, "NoSuchNamespaceException"),
     errors.NoSuchTableError: (404, "NoSuchTableException"),
     errors.NoSuchViewError: (404, "NoSuchViewException"),
+    errors.MetadataFileNotFoundError: (404, "NotFoundException"),  # what Iceberg Java's catalogs throw then
     errors.AlreadyExistsError: (409, "AlreadyExistsException"),
     errors.NamespaceNotEmptyError: (409, "NamespaceNotEmptyException"),
     errors.CommitFailedError: (409, "CommitFailedException"),

@@ -83,6 +83,10 @@ class NamespaceDepthExceededError(BadRequestError):
     """A namespace has more levels than the catalog allows."""
 
 
+class MetadataFileNotFoundError(CatalogError):
+    """The table's current metadata file is gone from storage (deleted behind the catalog's back)."""
+
+
 class AlreadyBootstrappedError(CatalogError):
     """Bootstrap runs once per server."""
 

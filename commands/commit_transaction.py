@@ -12,7 +12,7 @@ from catalog_es.identifiers import Namespace, name_key
 from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError
 from commands.commit_table import PreparedCommit, append_commit, prepare_commit
 from commands.context import CommandContext
-from commands.tabulars import claim_moved_location, metadata_files_written
+from commands.tabulars import claim_moved_location, metadata_files_written, require_metadata_file
 
 
 class TableChange(msgspec.Struct, frozen=True):
@@ -54,6 +54,8 @@ async def handle_commit_transaction(cmd: CommitTransaction, ctx: CommandContext)
     files = [(commit.metadata_location, commit.document) for commit in prepared]
     serialised = any(commit.location_changed for commit in prepared)
     storage = await ctx.storage(warehouse)
+    for commit in prepared:
+        await require_metadata_file(storage, commit.current.metadata_location)
     for commit in prepared:
         if commit.location_changed:  # before any metadata file is written below a new location
             await claim_moved_location(

@@ -15,6 +15,7 @@ from catalog_es.errors import (
     BadRequestError,
     CatalogError,
     InvalidLocationError,
+    MetadataFileNotFoundError,
     NoSuchTableError,
     NoSuchViewError,
 )
@@ -244,6 +245,18 @@ async def claim_new_location(
         await claim_location(ctx, conn, warehouse=warehouse, location=location, table_id=table_id)
     if not await off_loop(storage.is_empty, location):
         raise InvalidLocationError(f"Table location {location} is not empty")
+
+
+async def require_metadata_file(storage: WarehouseStorage, metadata_location: str) -> None:
+    """The current metadata file must still be in storage: the log keeps its document, but a table whose file
+    was deleted behind the catalog's back is not served from the log as if nothing happened (Iceberg Java's
+    catalogs fail to read it; Iceberg 1.11's kit expects loadTable to fail so).
+
+    Raises:
+        MetadataFileNotFoundError: (404 NotFoundException) storage says the file is not there.
+    """
+    if await off_loop(storage.file_missing, metadata_location):
+        raise MetadataFileNotFoundError(f"Failed to open input stream for file: {metadata_location}")
 
 
 async def claim_moved_location(

@@ -141,6 +141,17 @@ class WarehouseStorage:
         document: Json = msgspec.json.decode(raw)
         return document
 
+    def file_missing(self, location: str) -> bool:
+        """Whether storage says for certain that no file is at the location (one stat or HEAD).
+
+        An answer other than "not found" (the store unreachable, access refused) is not a missing file.
+        """
+        canonical = self.confined(location)
+        try:
+            return not self._file_io(location).new_input(_io_spelling(canonical)).exists()
+        except Exception:
+            return False
+
     def delete_file(self, location: str) -> None:
         """Delete one file; on S3 through boto3, as pyarrow would leave a directory marker in its place.
 
