@@ -65,10 +65,11 @@ class MaintenanceSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=Tru
 
     `spark_master`: any Spark master (`spark://host:7077`, `yarn`, `k8s://…`); `spark_packages` replaces the
     offline jars with Maven coordinates for clusters that reach a Maven repository. `catalog_uri`: the catalog
-    as Spark reaches it (default: this server's `/catalog` on host:port). With authentication on, `credential`
-    (`<client id>:<client secret>` of the maintenance client) and `oauth2_server_uri` (the provider's token
-    endpoint) let Spark fetch and refresh its own token. `orphan_min_age_seconds`: orphan removal never deletes
-    a file younger than this, whatever a policy says (a writer's files are unreferenced until it commits).
+    as Spark reaches it (default: the URI the `serve` on the same data dir records there). With authentication
+    on, `credential` (`<client id>:<client secret>` of the maintenance client) and `oauth2_server_uri` (the
+    provider's token endpoint) let Spark fetch and refresh its own token. `orphan_min_age_seconds`: orphan
+    removal never deletes a file younger than this, whatever a policy says (a writer's files are unreferenced
+    until it commits).
     """
 
     spark_master: str = "local[*]"

@@ -66,6 +66,7 @@ from commands.tabular_lifecycle import (
     handle_register_table,
     handle_rename_table,
 )
+from commands.tabulars import require_metadata_file
 from projections.catalog.queries import CatalogReadModel
 
 
@@ -168,6 +169,7 @@ class TablesController(Controller):
             if if_none_match is not None and tag in (part.strip() for part in if_none_match.split(",")):
                 return Response(None, status_code=304, headers={"ETag": tag})
             target = await vending_target(req, request, conn, row, profile)
+        await require_metadata_file(await req.ctx.storage(req.warehouse), location)  # no connection held
         access = await delegated(req, request, target, credentials_path(request))
         result = LoadTableDocument(
             metadata=metadata,

@@ -95,17 +95,11 @@ def history(
 
     settings = cli_settings(data_dir)
     parts = namespace.split(".") if namespace else None
-    for identifier in (table, view):
-        if identifier and "." in identifier:
-            *ns_parts, _ = identifier.split(".")
-            parts = parts or ns_parts
-    table_name = table.split(".")[-1] if table else None
-    view_name = view.split(".")[-1] if view else None
 
     async def work(conn: Connection) -> tuple[list[RecordedEvent], dict[str, str]]:
         from api.cli.audit_display import entity_names  # noqa: PLC0415
 
-        await _require_known(conn, table=table_name, view=view_name, namespace=parts, warehouse=warehouse)
+        await _require_known(conn, table=table, view=view, namespace=parts, warehouse=warehouse)
         where = event_filter(
             warehouse=warehouse,
             namespace=parts,
@@ -114,8 +108,8 @@ def history(
             actor=actor,
             since=since,
             until=until,
-            table=table_name,
-            view=view_name,
+            table=table,
+            view=view,
         )
         events = await _newest(conn, where, limit)
         return events, ({} if as_json else await entity_names(conn, events))

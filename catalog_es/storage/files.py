@@ -22,7 +22,7 @@ from catalog_es.storage.backends import ForeignLocationError, StorageBackend, ba
 from catalog_es.storage.file_roots import within
 from catalog_es.storage.outbound import EndpointPolicy
 from catalog_es.storage.profiles import StorageCredential, StorageProfile, base_location
-from catalog_es.storage.purge import referenced_files, remove_empty_directories
+from catalog_es.storage.purge import checksum_sidecar, referenced_files, remove_empty_directories, unreferenced
 
 __all__ = ["ForeignLocationError", "WarehouseStorage"]
 
@@ -115,6 +115,17 @@ class WarehouseStorage:
         document: Json = msgspec.json.decode(raw)
         return document
 
+    def file_missing(self, location: str) -> bool:
+        """Whether storage says for certain that no file is at the location (one stat or HEAD).
+
+        An answer other than "not found" (the store unreachable, access refused) is not a missing file.
+        """
+        canonical = self.confined(location)
+        try:
+            return not self._file_io(location).new_input(_io_spelling(canonical)).exists()
+        except Exception:
+            return False
+
     def delete_file(self, location: str) -> None:
         """Delete one file (on an object store without leaving a directory marker in its place).
 
@@ -149,6 +160,27 @@ class WarehouseStorage:
             StorageAccessError: the store cannot be listed.
         """
         return self.backend.is_empty(self.confined(location))
+
+    def files_below(self, location: str) -> list[str]:
+        """The files at or below a location, as paths relative to it (directories do not count).
+
+        Raises:
+            StorageAccessError: the store cannot be listed.
+        """
+        return self.backend.files_below(self.confined(location))
+
+    def foreign_files(self, location: str, metadata_location: str, metadata: Json) -> list[str]:
+        """The files at or below a table's new location that the metadata about to be committed does not
+        reference, relative to it: what a replace transaction's own manifests and data files leave over.
+
+        Raises:
+            StorageAccessError: the store cannot be listed.
+        """
+        own = location_key(self.confined(location))
+        references = [
+            location_key(self.confined(path)) for path in self.purge_plan(location, metadata_location, metadata)
+        ]
+        return unreferenced(self.files_below(location), references, own)
 
     def make_directories(self, locations: list[str]) -> None:
         """Create local directories (a no-op on object stores, which have none).
@@ -193,14 +225,27 @@ class WarehouseStorage:
         return deleted
 
     def purge_plan(self, location: str, metadata_location: str, metadata: Json) -> list[str]:
-        """The files `purge_table` deletes, in its order (data first, the current metadata file last), so a purge
-        interrupted part way can resume from an index into the same list.
+        """The files `purge_table` deletes, in its order (data first, the current metadata file last, then the Hadoop
+        checksum sidecars found beside local ones), so a purge interrupted part way can resume from an index into
+        the same list.
 
         Raises:
             InvalidLocationError: the table's location is outside the warehouse.
         """
         own = self.confined(location)
-        return referenced_files(self._file_io(location), metadata_location, metadata, self._inside(own))
+        referenced = referenced_files(self._file_io(location), metadata_location, metadata, self._inside(own))
+        if _local_path(own) is None:
+            return referenced
+        # Spark on a local filesystem (Hadoop's checksummed one) leaves `.name.crc` beside each file it wrote:
+        # the sidecar goes with its file, or it keeps the table's directories alive.
+        sidecars = (checksum_sidecar(path) for path in referenced)
+        return [*referenced, *(path for path in sidecars if self._local_file_exists(path))]
+
+    def _local_file_exists(self, location: str) -> bool:
+        try:
+            return os.path.isfile(local_path(self.confined(location)))
+        except InvalidLocationError:
+            return False
 
     def delete_quietly(self, path: str) -> bool:
         """Delete one file of a purge; False when it could not be (gone already, refused): best effort."""

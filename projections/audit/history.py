@@ -37,8 +37,15 @@ _COLUMNS = (
     "global_position, id, source, type, subject, time, datacontenttype, data, extensions,"
     " stream_id, stream_version, commit_id"
 )
+_JOBS_PREFIX = f"{MaintenanceJobEvent.stream_kind}-"
 _CREATING_TYPES = frozenset(name for kind in ("table", "view") for name in types_of(kind, "created", "registered"))
 _EVER_NAMED = "stream_id IN (SELECT stream_id FROM catalog_events WHERE type = ANY(%s) AND data->>'name' = %s)"
+# A table's maintenance jobs are recorded in a stream of their own, `maintenance-<table id>` (see history_streams):
+# with each stream a table's named or namespaced events lie in, the one of its jobs.
+_WITH_JOBS = (
+    "SELECT s FROM catalog_events e, LATERAL (VALUES (e.stream_id), (regexp_replace(e.stream_id, '^table-', %s))) v(s)"
+)
+_TABLE_EVER_NAMED = f"stream_id IN ({_WITH_JOBS} WHERE e.type = ANY(%s) AND e.data->>'name' = %s)"
 
 
 class InvalidEventFilterError(BadRequestError):
@@ -101,17 +108,23 @@ class EventFilter(msgspec.Struct, frozen=True, kw_only=True):
             clauses.append(
                 sql.SQL(
                     "(data->>'namespace_id' IN ({0}) OR data->>'from_namespace_id' IN ({0}) OR stream_id IN"
-                    " (SELECT stream_id FROM catalog_events WHERE data->>'namespace_id' IN ({0})))"
-                ).format(query)
+                    " ({1} WHERE e.data->>'namespace_id' IN ({0})))"
+                ).format(query, sql.SQL(_WITH_JOBS))
             )
-            params += values * 3
+            params += values * 2 + [_JOBS_PREFIX, *values]
         if self.stream_ids:
             clauses.append(sql.SQL("stream_id = ANY(%s)"))
             params.append(self.stream_ids)
-        for kind, name in (("table", self.table_name), ("view", self.view_name)):
-            if name is not None:
-                clauses.append(sql.SQL(_EVER_NAMED))
-                params += [types_of(kind, "created", "registered", "renamed", "undropped"), name]
+        if self.table_name is not None:
+            clauses.append(sql.SQL(_TABLE_EVER_NAMED))
+            params += [
+                _JOBS_PREFIX,
+                types_of("table", "created", "registered", "renamed", "undropped"),
+                self.table_name,
+            ]
+        if self.view_name is not None:
+            clauses.append(sql.SQL(_EVER_NAMED))
+            params += [types_of("view", "created", "registered", "renamed", "undropped"), self.view_name]
         if self.types:
             clauses.append(sql.SQL("type = ANY(%s)"))
             params.append([event_type(name) for name in self.types])
@@ -172,7 +185,9 @@ def history_entry(event: RecordedEvent) -> HistoryEntry:
     data = event.data
     summary: ChangeSummary | None = None
     if event.type in (TableCommitted.type_name, ViewCommitted.type_name):
-        summary = summarize_updates(data.get("updates", []), data.get("metadata"), data.get("rebased"))
+        summary = summarize_updates(
+            data.get("updates", []), data.get("metadata"), data.get("rebased"), data.get("requirements")
+        )
     elif event.type in (MaintenanceJobStarted.type_name, MaintenanceJobFinished.type_name):
         summary = summarize_maintenance_job(data, finished=event.type == MaintenanceJobFinished.type_name)
     elif event.type in _CREATING_TYPES:

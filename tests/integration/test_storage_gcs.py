@@ -80,6 +80,7 @@ def test_purge_removes_only_the_table_when_a_sibling_shares_its_name_prefix(gcs_
     for name in ("t/metadata/a.json", "t/data/x.parquet", "t2/metadata/a.json", "t-other.json"):
         storage.write_metadata(f"gs://{bucket}/{name}", DOCUMENT)
     assert not storage.is_empty(f"gs://{bucket}/t")
+    assert sorted(storage.files_below(f"gs://{bucket}/t")) == ["data/x.parquet", "metadata/a.json"]
     storage.purge(f"gs://{bucket}/t")
     assert storage.is_empty(f"gs://{bucket}/t")
     assert gcs_emulator.objects(bucket) == ["t-other.json", "t2/metadata/a.json"]

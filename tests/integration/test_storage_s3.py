@@ -140,6 +140,14 @@ def test_warehouse_storage_sees_emptiness_by_whole_path_segments_on_s3(s3_endpoi
     assert storage.is_empty(f"s3://{bucket}/wh/t1/data")
 
 
+def test_warehouse_storage_lists_files_relative_to_a_location_by_whole_segments_on_s3(s3_endpoint, bucket):
+    storage = WarehouseStorage(profile(s3_endpoint, bucket), credential(), LOOPBACK)
+    for name in ("t1/metadata/v1.metadata.json", "t1/data/a/b.parquet", "t10/metadata/other.metadata.json"):
+        storage.write_metadata(f"s3://{bucket}/wh/{name}", DOCUMENT)
+    assert sorted(storage.files_below(f"s3://{bucket}/wh/t1")) == ["data/a/b.parquet", "metadata/v1.metadata.json"]
+    assert storage.files_below(f"s3://{bucket}/wh/t2") == []
+
+
 def test_warehouse_storage_purges_everything_below_a_location_on_s3(s3_endpoint, bucket):
     storage = WarehouseStorage(profile(s3_endpoint, bucket), credential(), LOOPBACK)
     admin = s3_admin(s3_endpoint)

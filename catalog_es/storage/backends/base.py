@@ -68,6 +68,10 @@ class StorageBackend(Protocol):
         """Whether no file lies at or below the location (empty directories do not count)."""
         ...
 
+    def files_below(self, location: str) -> list[str]:
+        """The files at or below the location, as paths relative to it (directories do not count)."""
+        ...
+
     def purge(self, location: str) -> None:
         """Delete everything at and below the location."""
         ...

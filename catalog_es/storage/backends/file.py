@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -56,6 +57,11 @@ class FileBackend:
             return False
         listing = filesystem.get_file_info(pafs.FileSelector(path, recursive=True))
         return not any(entry.type != pafs.FileType.Directory for entry in listing)
+
+    def files_below(self, location: str) -> list[str]:
+        filesystem, path = pafs.FileSystem.from_uri(location)
+        listing = filesystem.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True))
+        return [os.path.relpath(entry.path, path) for entry in listing if entry.type != pafs.FileType.Directory]
 
     def purge(self, location: str) -> None:
         filesystem, path = pafs.FileSystem.from_uri(location)

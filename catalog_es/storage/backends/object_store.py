@@ -24,6 +24,8 @@ class StoreIO(Protocol):
 
     def is_empty(self, location: str) -> bool: ...
 
+    def files_below(self, location: str) -> list[str]: ...
+
     def purge(self, location: str) -> None: ...
 
     def probe(self) -> None: ...
@@ -48,6 +50,9 @@ class ObjectStoreBackend:
 
     def is_empty(self, location: str) -> bool:
         return self._io.is_empty(location)
+
+    def files_below(self, location: str) -> list[str]:
+        return self._io.files_below(location)
 
     def purge(self, location: str) -> None:
         self._io.purge(location)

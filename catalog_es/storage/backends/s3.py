@@ -141,6 +141,14 @@ class S3Backend:
             raise self._failure("list", location, exc) from exc
         return not any(item["Key"] == key for item in exact.get("Contents", []))
 
+    def files_below(self, location: str) -> list[str]:
+        client, (bucket, key) = self._s3(), _bucket_key(location)
+        try:
+            pages = client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=f"{key}/")
+            return [item["Key"].removeprefix(f"{key}/") for page in pages for item in page.get("Contents", [])]
+        except (BotoCoreError, ClientError) as exc:
+            raise self._failure("list", location, exc) from exc
+
     def purge(self, location: str) -> None:
         client, (bucket, key) = self._s3(), _bucket_key(location)
         try:
