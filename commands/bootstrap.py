@@ -89,6 +89,8 @@ async def handle_bootstrap(cmd: Bootstrap, ctx: CommandContext) -> uuid.UUID:
             ),
             expected_version=0,
         )
-        if cmd.create_default_project and not default_project_exists:
-            await tx.append(ProjectCreated(project_id=NIL_PROJECT_ID, name="default"), expected_version=0)
+        default_project = ProjectCreated(project_id=NIL_PROJECT_ID, name="default")
+        # A default project someone deleted stays deleted: only one that never existed is made here.
+        if cmd.create_default_project and await tx.stream_version(default_project.stream_id) == 0:
+            await tx.append(default_project, expected_version=0)
     return server_id

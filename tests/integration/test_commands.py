@@ -9,6 +9,7 @@ import psycopg
 import pytest
 
 from catalog_es.errors import (
+    AlreadyBootstrappedError,
     AlreadyExistsError,
     BadRequestError,
     CommitFailedError,
@@ -19,10 +20,10 @@ from catalog_es.errors import (
     UnprocessableEntityError,
 )
 from catalog_es.events import TableCommitted, TableCreated, TableDropped, TableRenamed
-from catalog_es.identifiers import Namespace
+from catalog_es.identifiers import NIL_PROJECT_ID, Namespace
 from catalog_es.locations import local_path
 from catalog_es.store.eventstore import EventMetadata
-from commands.bootstrap import EnsureDefaultWarehouse, handle_ensure_default_warehouse
+from commands.bootstrap import Bootstrap, EnsureDefaultWarehouse, handle_bootstrap, handle_ensure_default_warehouse
 from commands.builtin_tasks import register_builtin_task_handlers
 from commands.commit_table import CommitTable, handle_commit_table
 from commands.create_table import CreateTable, handle_create_table
@@ -34,6 +35,7 @@ from commands.namespaces import (
     handle_drop_namespace,
     handle_update_namespace_properties,
 )
+from commands.projects import CreateProject, DeleteProject, handle_create_project, handle_delete_project
 from commands.tabular_lifecycle import DropTable, RenameTable, handle_drop_table, handle_rename_table
 from commands.task_handlers import TABULAR_PURGE
 from commands.task_worker import TaskWorker
@@ -498,3 +500,24 @@ def test_drop_namespace_raises_when_not_empty_and_succeeds_when_empty(open_catal
             return await _namespace_row(catalog, parent), await _namespace_row(catalog, child)
 
     assert asyncio.run(scenario()) == (None, None)
+
+
+def test_bootstrap_leaves_a_deleted_default_project_deleted_when_allow_all_runs(open_catalog):
+    """Under allow-all the default project stands for bootstrap; once someone deleted it, bootstrap records the
+    server and does not append a second creation to the project's stream (a 500 the management fuzzer found)."""
+
+    async def scenario():
+        async with open_catalog(bootstrap=False) as catalog:
+            ctx = catalog.ctx
+            await handle_create_project(CreateProject("default", META, project_id=NIL_PROJECT_ID), ctx)
+            refused = Bootstrap(accept_terms_of_use=True, metadata=META, allow_all=True)
+            with pytest.raises(AlreadyBootstrappedError):
+                await handle_bootstrap(refused, ctx)
+            await handle_delete_project(DeleteProject(NIL_PROJECT_ID, META), ctx)
+            server_id = await handle_bootstrap(refused, ctx)
+            async with catalog.store.connection() as conn:
+                return server_id, await ctx.state.server_id(conn), await ctx.state.project_exists(conn, NIL_PROJECT_ID)
+
+    server_id, recorded, default_project_exists = asyncio.run(scenario())
+    assert recorded == server_id
+    assert not default_project_exists
