@@ -12,7 +12,8 @@ from catalog_es.events import CommitRebase, Json, TableCommitted
 from catalog_es.identifiers import Namespace
 from catalog_es.metadata.commit_cache import document_after
 from catalog_es.metadata.rebase import plan_rebase
-from catalog_es.metadata.tables import commit, next_metadata_location
+from catalog_es.metadata.table_changes import metadata_digest, records_whole_document
+from catalog_es.metadata.tables import decide_commit, next_metadata_location
 from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.storage.files import WarehouseStorage
 from catalog_es.storage.rebase_files import delete_manifest_lists, rebase_commit
@@ -41,6 +42,7 @@ class RebasableChange:
 @dataclass(frozen=True)
 class _Decided:
     event: TableCommitted
+    document: Json  # the metadata the event results in
     manifest_lists: list[str]
 
 
@@ -93,9 +95,9 @@ async def _commit_rebased(
         event = decided.event
         try:
             async with metadata_written(
-                ctx, storage, event.metadata_location, event.metadata, change.metadata, serialised=False
+                ctx, storage, event.metadata_location, decided.document, change.metadata, serialised=False
             ) as tx:
-                await tx.append(event, expected_version=current.version)
+                await tx.append(event, expected_version=current.version, document=decided.document)
         except StreamVersionConflictError:
             await off_loop(delete_manifest_lists, storage, decided.manifest_lists)
             current = None
@@ -103,7 +105,7 @@ async def _commit_rebased(
         except BaseException:
             await off_loop(delete_manifest_lists, storage, decided.manifest_lists)
             raise
-        return TabularResult(metadata_location=event.metadata_location, metadata=event.metadata)
+        return TabularResult(metadata_location=event.metadata_location, metadata=decided.document)
     raise CommitFailedError(f"Table {change.namespace}.{change.name} was changed concurrently")
 
 
@@ -116,14 +118,17 @@ async def _decide(
         CommitFailedError: a requirement fails and the change cannot be rebased.
     """
     base = ctx.parsed_metadata.parse(current.metadata_location, current.metadata)
+    now_ms = ctx.now_ms()
     try:
-        updated = commit(base, current.metadata_location, change.requirements, change.updates, now_ms=ctx.now_ms())
+        updated, assigned_ids = decide_commit(
+            base, current.metadata_location, change.requirements, change.updates, now_ms=now_ms
+        )
         requirements, updates, rebased, lists = change.requirements, change.updates, None, []
     except CommitFailedError as failure:
         plan = plan_rebase(base, change.requirements, change.updates)
         if plan is None:
             raise
-        result = await off_loop(rebase_commit, storage, base, plan, ctx.ids.new_id(), attempt, ctx.now_ms())
+        result = await off_loop(rebase_commit, storage, base, plan, ctx.ids.new_id(), attempt, now_ms)
         if result is None:
             raise failure from None
         requirements, updates, lists = result.requirements, result.updates, result.manifest_lists
@@ -131,7 +136,7 @@ async def _decide(
             ref=plan.ref, original_base_snapshot_id=plan.original_base, new_parent_snapshot_id=plan.head.snapshot_id
         )
         try:
-            updated = commit(base, current.metadata_location, requirements, updates, now_ms=ctx.now_ms())
+            updated, assigned_ids = decide_commit(base, current.metadata_location, requirements, updates, now_ms=now_ms)
         except BaseException:
             await off_loop(delete_manifest_lists, storage, lists)
             raise
@@ -140,6 +145,7 @@ async def _decide(
     if updated.location != base.location:  # a moved table is never rebased: its location was not claimed here
         await off_loop(delete_manifest_lists, storage, lists)
         raise CommitFailedError(f"Table {change.namespace}.{change.name} was changed concurrently")
+    document = document_after(base, current.metadata, updated)
     event = TableCommitted(
         table_id=current.id,
         warehouse_id=current.warehouse_id,
@@ -147,8 +153,11 @@ async def _decide(
         updates=updates,
         previous_metadata_location=current.metadata_location,
         metadata_location=next_metadata_location(updated, current.metadata_location),
-        metadata=document_after(base, current.metadata, updated),
+        applied_at_ms=now_ms,
+        metadata_sha256=metadata_digest(document),
+        assigned_ids=assigned_ids,
+        metadata=document if records_whole_document(base, updated) else None,
         rebased=rebased,
     )
     ctx.parsed_metadata.remember(event.metadata_location, updated)
-    return _Decided(event=event, manifest_lists=lists)
+    return _Decided(event=event, document=document, manifest_lists=lists)

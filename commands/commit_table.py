@@ -11,7 +11,8 @@ from catalog_es.events import Json, TableCommitted, TableCreated
 from catalog_es.identifiers import Namespace
 from catalog_es.metadata.commit_cache import ParsedMetadataCache, document_after
 from catalog_es.metadata.rebase import rebase_enabled
-from catalog_es.metadata.tables import commit, metadata_to_json, next_metadata_location
+from catalog_es.metadata.table_changes import metadata_digest, records_whole_document
+from catalog_es.metadata.tables import commit, decide_commit, metadata_to_json, next_metadata_location
 from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError, Transaction
 from commands.commit_rebased import RebasableChange, commit_rebased
@@ -67,6 +68,9 @@ class PreparedCommit(msgspec.Struct, frozen=True):
     location_changed: bool
     metadata_location: str
     document: Json
+    applied_at_ms: int
+    assigned_ids: dict[str, int]
+    whole: bool  # the event records the document itself (see `records_whole_document`)
 
     def event(self) -> TableCommitted:
         return TableCommitted(
@@ -76,7 +80,10 @@ class PreparedCommit(msgspec.Struct, frozen=True):
             updates=self.updates,
             previous_metadata_location=self.current.metadata_location,
             metadata_location=self.metadata_location,
-            metadata=self.document,
+            applied_at_ms=self.applied_at_ms,
+            metadata_sha256=metadata_digest(self.document),
+            assigned_ids=self.assigned_ids,
+            metadata=self.document if self.whole else None,
         )
 
 
@@ -97,7 +104,7 @@ def prepare_commit(
         BadRequestError: an update is unknown or invalid.
     """
     base = parsed.parse(current.metadata_location, current.metadata)
-    updated = commit(base, current.metadata_location, requirements, updates, now_ms=now_ms)
+    updated, assigned_ids = decide_commit(base, current.metadata_location, requirements, updates, now_ms=now_ms)
     if updated == base:
         return None
     metadata_location = next_metadata_location(updated, current.metadata_location)
@@ -109,6 +116,9 @@ def prepare_commit(
         location_changed=updated.location != base.location,
         metadata_location=metadata_location,
         document=document_after(base, current.metadata, updated),
+        applied_at_ms=now_ms,
+        assigned_ids=assigned_ids,
+        whole=records_whole_document(base, updated),
     )
 
 
@@ -124,7 +134,7 @@ async def append_commit(
     if prepared.location_changed:
         location = prepared.document["location"]
         await claim_location(ctx, tx.conn, warehouse=warehouse, location=location, table_id=prepared.current.id)
-    await tx.append(prepared.event(), expected_version=prepared.current.version)
+    await tx.append(prepared.event(), expected_version=prepared.current.version, document=prepared.document)
 
 
 async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow, current: TabularRow) -> TabularResult:

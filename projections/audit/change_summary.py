@@ -77,9 +77,12 @@ def summarize_maintenance_job(data: Json, finished: bool) -> ChangeSummary:
     return ChangeSummary(other=[f"{head}{data.get('outcome')}{': ' + figures if figures else ''}{error}"])
 
 
-def summarize_updates(updates: list[Json], metadata: Json | None = None, rebased: Json | None = None) -> ChangeSummary:
-    """Fold a commit's updates; `metadata` (the result) resolves `-1`, "the schema added last"; `rebased` is the
-    commit event's record of a server-side rebase."""
+def summarize_updates(
+    updates: list[Json], metadata: Json | None = None, rebased: Json | None = None, assigned: Json | None = None
+) -> ChangeSummary:
+    """Fold a commit's updates; `assigned` (the ids the catalog chose, recorded since commits record changes) or
+    else `metadata` (the result) resolves `-1`, "the schema added last"; `rebased` is the commit event's record of
+    a server-side rebase."""
     added: list[int] = []
     fields: Json = {
         "snapshots_added": [],
@@ -98,6 +101,8 @@ def summarize_updates(updates: list[Json], metadata: Json | None = None, rebased
             fields["snapshots_removed"].extend(int(sid) for sid in update.get("snapshot-ids", []))
         elif action == "add-schema":
             schema_id = update["schema"].get("schema-id")
+            if assigned and "schema" in assigned:
+                schema_id = assigned["schema"]
             added.append(int(schema_id) if schema_id is not None else _last_schema_id(metadata))
         elif action == "set-current-schema":
             schema_id = int(update["schema-id"])

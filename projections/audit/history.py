@@ -19,6 +19,7 @@ from catalog_es.events import (
 )
 from catalog_es.events.maintenance import MaintenanceJobEvent, MaintenanceJobFinished, MaintenanceJobStarted
 from catalog_es.events.registry import full_type, types_of
+from catalog_es.events.upcasting import current_type, stored_types
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from catalog_es.store.migrations import Migration
@@ -114,7 +115,7 @@ class EventFilter(msgspec.Struct, frozen=True, kw_only=True):
                 params += [types_of(kind, "created", "registered", "renamed", "undropped"), name]
         if self.types:
             clauses.append(sql.SQL("type = ANY(%s)"))
-            params.append([event_type(name) for name in self.types])
+            params.append([stored for name in self.types for stored in stored_types(event_type(name))])
         if self.actor is not None:
             clauses.append(sql.SQL("extensions->>'actor' = %s"))
             params.append(self.actor)
@@ -171,8 +172,10 @@ class HistoryEntry(msgspec.Struct, frozen=True, kw_only=True, rename="kebab"):
 def history_entry(event: RecordedEvent) -> HistoryEntry:
     data = event.data
     summary: ChangeSummary | None = None
-    if event.type in (TableCommitted.type_name, ViewCommitted.type_name):
-        summary = summarize_updates(data.get("updates", []), data.get("metadata"), data.get("rebased"))
+    if current_type(event.type) in (TableCommitted.type_name, ViewCommitted.type_name):
+        summary = summarize_updates(
+            data.get("updates", []), data.get("metadata"), data.get("rebased"), data.get("assigned_ids")
+        )
     elif event.type in (MaintenanceJobStarted.type_name, MaintenanceJobFinished.type_name):
         summary = summarize_maintenance_job(data, finished=event.type == MaintenanceJobFinished.type_name)
     elif event.type in _CREATING_TYPES:

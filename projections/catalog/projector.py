@@ -11,6 +11,7 @@ from psycopg.types.json import Jsonb
 
 from catalog_es.events import (
     Event,
+    Json,
     NamespaceCreated,
     NamespaceDropped,
     NamespacePropertiesUpdated,
@@ -59,8 +60,13 @@ from catalog_es.storage.profiles import base_location, decode_profile
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from projections.catalog.lifecycle import DELETED_TABLES, project_lifecycle
+from projections.catalog.table_documents import TableDocuments
 
 READ_MODEL_TABLES = ("server_info", "projects", "warehouses", "namespaces", "tables", "views", *DELETED_TABLES)
+
+
+# The tables' documents as commits leave them: the request path hands them over, rebuilds replay the changes.
+_DOCUMENTS = TableDocuments()
 
 
 async def project_catalog(conn: Connection, events: Sequence[RecordedEvent]) -> None:
@@ -71,6 +77,9 @@ async def project_catalog(conn: Connection, events: Sequence[RecordedEvent]) -> 
             event, LIFECYCLE_EVENTS
         ):  # soft deletion records when and by whom (projections/catalog/lifecycle.py)
             await project_lifecycle(event, conn, recorded)
+        elif isinstance(event, TableCommitted):
+            document = await _DOCUMENTS.after_commit(conn, event, recorded.document)
+            await _set_document(conn, _relation(event), event.entity_id, event.metadata_location, document, recorded)
         else:
             await _apply(event, conn, recorded.stream_version)
 
@@ -289,14 +298,28 @@ async def _insert_tabular(
     )
 
 
-@_apply.register(TableCommitted)
-@_apply.register(ViewCommitted)
-async def _commit_tabular(event: TableCommitted | ViewCommitted, conn: Connection, version: int) -> None:
+@_apply.register
+async def _(event: ViewCommitted, conn: Connection, version: int) -> None:
     query = sql.SQL(
         "UPDATE {} SET location = %s, metadata_location = %s, metadata = %s, version = %s WHERE id = %s"
     ).format(_relation(event))
     location = location_key(event.metadata["location"])
     await conn.execute(query, (location, event.metadata_location, Jsonb(event.metadata), version, event.entity_id))
+
+
+async def _set_document(
+    conn: Connection,
+    relation: sql.Identifier,
+    entity_id: uuid.UUID,
+    metadata_location: str,
+    document: Json,
+    recorded: RecordedEvent,
+) -> None:
+    query = sql.SQL(
+        "UPDATE {} SET location = %s, metadata_location = %s, metadata = %s, version = %s WHERE id = %s"
+    ).format(relation)
+    location = location_key(document["location"])
+    await conn.execute(query, (location, metadata_location, Jsonb(document), recorded.stream_version, entity_id))
 
 
 @_apply.register(TableRenamed)

@@ -86,7 +86,7 @@ def test_event_filter_reads_ids_and_names_when_both_kinds_are_given():
     assert where.namespace is None
     assert where.stream_ids == [f"table-{table_id}", f"maintenance-{table_id}"]  # its maintenance jobs too
     assert (where.table_name, where.view_name) == (None, "v")
-    assert where.types == ["io.catalog-es.table.committed.v1"]
+    assert where.types == ["io.catalog-es.table.committed.v2"]  # the stored v1 events match it too (its SQL)
     assert event_filter(namespace=["sales", "eu"]).namespace == ["sales", "eu"]
 
 
@@ -101,3 +101,13 @@ def test_summary_records_a_server_side_rebase_and_describes_it():
     }
     assert summary.describe() == "+snapshot 9; rebased by the server onto 8 (client base 5)"
     assert "rebased" not in msgspec.json.decode(msgspec.json.encode(summarize_updates(updates)))
+
+
+def test_summary_names_the_schema_the_catalog_assigned_when_a_commit_records_its_change():
+    updates = [
+        {"action": "add-schema", "schema": {"type": "struct", "fields": []}},
+        {"action": "set-current-schema", "schema-id": -1},
+    ]
+    summary = summarize_updates(updates, None, None, {"schema": 4})
+    assert summary.schemas_added == [4]
+    assert summary.current_schema_id == 4
