@@ -14,6 +14,7 @@ from catalog_es.events import (
     ViewRenamed,
     WarehouseCreated,
     WarehouseRenamed,
+    current_type,
 )
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
@@ -94,6 +95,6 @@ def describe(event: RecordedEvent) -> str:
         return f"name {data.get('name')}"
     entry = history_entry(event)
     parts = [entry.summary.describe()] if entry.summary and entry.summary.describe() else []
-    if event.type == TableCommitted.type_name:
+    if current_type(event.type) == TableCommitted.type_name:
         parts += _commit_details(data)
     return "; ".join(parts)

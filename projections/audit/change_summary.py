@@ -100,10 +100,7 @@ def summarize_updates(
         elif action == "remove-snapshots":
             fields["snapshots_removed"].extend(int(sid) for sid in update.get("snapshot-ids", []))
         elif action == "add-schema":
-            schema_id = update["schema"].get("schema-id")
-            if assigned and "schema" in assigned:
-                schema_id = assigned["schema"]
-            added.append(int(schema_id) if schema_id is not None else _last_schema_id(metadata))
+            added.append(_added_schema_id(update, metadata, assigned))
         elif action == "set-current-schema":
             schema_id = int(update["schema-id"])
             if schema_id == -1:
@@ -126,6 +123,14 @@ def summarize_updates(
             new_parent_snapshot_id=rebased["new_parent_snapshot_id"],
         )
     return ChangeSummary(**fields)
+
+
+def _added_schema_id(update: Json, metadata: Json | None, assigned: Json | None) -> int:
+    """The id an `add-schema` got: the catalog's choice when recorded, else the client's, else the result's last."""
+    if assigned and "schema" in assigned:
+        return int(assigned["schema"])
+    schema_id = update["schema"].get("schema-id")
+    return int(schema_id) if schema_id is not None else _last_schema_id(metadata)
 
 
 def _current_schema_id(metadata: Json | None) -> int:

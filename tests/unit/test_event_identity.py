@@ -31,6 +31,8 @@ def test_short_and_full_type_round_trip_when_the_type_is_known():
 
 def test_types_of_lists_an_entitys_types_when_actions_narrow_them():
     assert types_of("view", "renamed", "dropped") == ["io.catalog-es.view.renamed.v1", "io.catalog-es.view.dropped.v1"]
-    assert len(types_of("table")) == 11  # five catalog events (committed in v2 and v1), four soft-deletion ones, protection-set
+    assert (
+        len(types_of("table")) == 11
+    )  # five catalog events (committed in v2 and v1), four soft-deletion ones, protection-set
     assert types_of("table", "protection-set") == ["io.catalog-es.table.protection-set.v1"]
     assert types_of("nothing") == []

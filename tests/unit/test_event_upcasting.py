@@ -34,14 +34,16 @@ def test_table_committed_v1_keeps_a_rebase_when_it_recorded_one():
     rebased = {"ref": "main", "original_base_snapshot_id": None, "new_parent_snapshot_id": 7}
     event = decode_event("io.catalog-es.table.committed.v1", {**V1, "rebased": rebased})
     assert isinstance(event, TableCommitted)
-    assert event.rebased is not None and event.rebased.new_parent_snapshot_id == 7
+    assert event.rebased is not None
+    assert event.rebased.new_parent_snapshot_id == 7
 
 
 def test_upcast_leaves_the_stored_payload_unchanged_when_it_reads_it():
     stored = dict(V1)
     type_name, data = upcast("io.catalog-es.table.committed.v1", stored)
     assert type_name == TableCommitted.type_name
-    assert stored == V1 and "applied_at_ms" in data
+    assert stored == V1
+    assert "applied_at_ms" in data
 
 
 def test_table_committed_v2_decodes_without_a_document_when_the_commit_recorded_the_change():
@@ -49,7 +51,8 @@ def test_table_committed_v2_decodes_without_a_document_when_the_commit_recorded_
     del data["metadata"]
     event = decode_event(TableCommitted.type_name, data)
     assert isinstance(event, TableCommitted)
-    assert event.metadata is None and event.assigned_ids == {"schema": 1}
+    assert event.metadata is None
+    assert event.assigned_ids == {"schema": 1}
 
 
 def test_both_versions_count_as_table_committed_when_filtering_by_type():

@@ -38,8 +38,8 @@ from catalog_es.events import (
     WarehouseDeleteProfileUpdated,
     WarehouseRenamed,
     WarehouseServerSideRebaseUpdated,
-    current_type,
     WarehouseStorageUpdated,
+    current_type,
     decode_event,
     event_data,
 )
