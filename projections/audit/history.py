@@ -115,7 +115,7 @@ class EventFilter(msgspec.Struct, frozen=True, kw_only=True):
                 params += [types_of(kind, "created", "registered", "renamed", "undropped"), name]
         if self.types:
             clauses.append(sql.SQL("type = ANY(%s)"))
-            params.append([stored for name in self.types for stored in stored_types(event_type(name))])
+            params.append([stored for name in self.types for stored in stored_types(current_type(event_type(name)))])
         if self.actor is not None:
             clauses.append(sql.SQL("extensions->>'actor' = %s"))
             params.append(self.actor)
