@@ -1,0 +1,180 @@
+"""A log written by the release before commits recorded changes (table.committed.v1, the whole document) goes on
+with table.committed.v2: every table loads as before, and rebuild, verify and as-of agree across the mixed log."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from catalog_es.events import Json, TableCommitted
+from catalog_es.events.catalog import TableEvent
+from catalog_es.identifiers import Namespace
+from catalog_es.metadata.table_changes import MetadataDigestMismatchError, metadata_digest
+from catalog_es.store.eventstore import EventMetadata
+from commands.commit_table import CommitTable, handle_commit_table, prepare_commit
+from commands.create_table import CreateTable, handle_create_table
+from commands.namespaces import CreateNamespace, handle_create_namespace
+from projections.catalog.document_at import document_at
+from projections.rebuild import rebuild_projection
+from projections.registry import CATALOG
+from projections.verify import verify_projection
+
+META = EventMetadata(actor="upgrader")
+DB = Namespace(("db",))
+SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
+V1_TYPE = "io.catalog-es.table.committed.v1"
+
+
+class TableCommittedV1(TableEvent, frozen=True, kw_only=True):
+    """The commit event as release a4d6e62 wrote it (kept here only to write such a log)."""
+
+    type_name = V1_TYPE
+    requirements: list[Json]
+    updates: list[Json]
+    previous_metadata_location: str
+    metadata_location: str
+    metadata: Json
+
+
+def _append(location: str, step: int, parent: int | None, timestamp_ms: int) -> list[Json]:
+    snapshot: Json = {
+        "snapshot-id": 1000 + step,
+        "sequence-number": step,
+        "timestamp-ms": timestamp_ms,
+        "manifest-list": f"{location}/metadata/snap-{step}.avro",
+        "summary": {"operation": "append", "added-records": str(step)},
+        "schema-id": 0,
+    }
+    if parent is not None:
+        snapshot["parent-snapshot-id"] = parent
+    ref = {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": 1000 + step}
+    return [{"action": "add-snapshot", "snapshot": snapshot}, ref]
+
+
+async def _commit_as_v1(catalog, name: str, updates: list[Json], now_ms: int) -> None:
+    """Decide a commit as the old release did and append its v1 event (the document whole) straight to the log."""
+    async with catalog.store.connection() as conn:
+        current = await catalog.ctx.state.table(conn, catalog.warehouse_id, DB, name)
+    prepared = prepare_commit(current, [], updates, now_ms, catalog.ctx.parsed_metadata)
+    event = TableCommittedV1(
+        table_id=current.id,
+        warehouse_id=current.warehouse_id,
+        requirements=[],
+        updates=updates,
+        previous_metadata_location=current.metadata_location,
+        metadata_location=prepared.metadata_location,
+        metadata=prepared.document,
+    )
+    async with catalog.store.transaction(META, serialised=False) as tx:
+        await tx.append(event, expected_version=current.version)
+
+
+async def _commit(catalog, name: str, updates: list[Json]) -> None:
+    await handle_commit_table(CommitTable(catalog.warehouse_id, DB, name, [], updates, META), catalog.ctx)
+
+
+async def _history(catalog) -> dict[str, str]:
+    """Old-release commits on two tables, then new ones: snapshots, a rollback, a schema, properties, a move."""
+    ctx, wh = catalog.ctx, catalog.warehouse_id
+    await handle_create_namespace(CreateNamespace(wh, DB, {}, META), ctx)
+    ids: dict[str, str] = {}
+    for name, version in (("events", "2"), ("lineage", "3")):
+        created = await handle_create_table(
+            CreateTable(wh, DB, name, SCHEMA, META, properties={"format-version": version}), ctx
+        )
+        ids[name] = created.metadata["table-uuid"]
+    location = f"{catalog.warehouse_dir.as_uri()}/db/events"
+    async with catalog.store.connection() as conn:
+        location = (await ctx.state.table(conn, wh, DB, "events")).metadata["location"]
+    for step in (1, 2, 3):
+        await _commit_as_v1(catalog, "events", _append(location, step, 1000 + step - 1 if step > 1 else None, step), 50)
+    await _commit_as_v1(catalog, "lineage", [{"action": "set-properties", "updates": {"old": "1"}}], 60)
+    for step in (4, 5):
+        await _commit(catalog, "events", _append(location, step, 1000 + step - 1, 10 * step))
+    rollback = [{"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": 1002}]
+    await _commit(catalog, "events", rollback)  # stamped with the server's clock: replay must reuse it
+    schema = {**SCHEMA, "schema-id": 7, "fields": [*SCHEMA["fields"], {"id": 2, "name": "n", "type": "string"}]}
+    await _commit(
+        catalog,
+        "events",
+        [{"action": "add-schema", "schema": schema}, {"action": "set-current-schema", "schema-id": -1}],
+    )
+    await _commit(catalog, "lineage", [{"action": "set-properties", "updates": {"new": "2"}}])
+    await _commit(catalog, "lineage", [{"action": "remove-properties", "removals": ["old"]}])
+    await _commit(catalog, "events", [{"action": "set-location", "location": f"{location}_moved"}])
+    await _commit(catalog, "events", [{"action": "set-properties", "updates": {"after-move": "yes"}}])
+    return ids
+
+
+def _snapshot_tables(dsn: str) -> list[tuple[Any, ...]]:
+    with psycopg.connect(dsn) as conn:
+        return conn.execute("SELECT id, metadata_location, metadata, version FROM tables ORDER BY id").fetchall()
+
+
+def test_a_mixed_log_rebuilds_verifies_and_serves_as_of_when_old_commits_are_followed_by_new_ones(
+    open_catalog, migrated_dsn
+):
+    async def scenario() -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        async with open_catalog() as catalog:
+            await _history(catalog)
+            live = _snapshot_tables(migrated_dsn)
+            async with await psycopg.AsyncConnection.connect(migrated_dsn, autocommit=True) as conn:
+                verification = await verify_projection(conn, CATALOG)
+                assert all(not diff.only_live and not diff.only_replay for diff in verification.diffs)
+                await rebuild_projection(conn, CATALOG)
+                await _check_every_commit_as_of(conn)
+            return live, _snapshot_tables(migrated_dsn)
+
+    live, rebuilt = asyncio.run(scenario())
+    assert rebuilt == live
+    with psycopg.connect(migrated_dsn) as conn:
+        types = [row[0] for row in conn.execute("SELECT type FROM catalog_events WHERE type LIKE '%.committed.%'")]
+    assert types.count(V1_TYPE) == 4
+    assert types[-7:] == [TableCommitted.type_name] * 7  # new commits append the new version
+
+
+async def _check_every_commit_as_of(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Each commit's document as of its position is the metadata file it wrote (v1: the one it recorded)."""
+    cursor = await conn.execute(
+        "SELECT global_position, type, stream_id, data FROM catalog_events WHERE type LIKE '%%.committed.%%'"
+        " ORDER BY global_position"
+    )
+    rows = await cursor.fetchall()
+    moved = 0
+    for position, type_name, stream_id, data in rows:
+        location, text = await document_at(conn, stream_id, position)
+        document = json.loads(text)
+        assert location == data["metadata_location"]
+        if type_name == V1_TYPE:
+            assert document == data["metadata"]
+            continue
+        assert metadata_digest(document) == data["metadata_sha256"]
+        written = json.loads(await asyncio.to_thread(Path(location.removeprefix("file://")).read_text))
+        assert document == written
+        moved += "metadata" in data  # recorded whole only where the table moved
+    assert moved == 1
+
+
+def test_a_tampered_commit_fails_loudly_when_the_log_is_replayed(open_catalog, migrated_dsn):
+    async def scenario() -> None:
+        async with open_catalog() as catalog:
+            await _history(catalog)
+        with psycopg.connect(migrated_dsn, autocommit=True) as conn:
+            conn.execute("ALTER TABLE catalog_events DISABLE TRIGGER USER")  # what an attacker with the DB could do
+            conn.execute(
+                "UPDATE catalog_events SET data = jsonb_set(data, '{applied_at_ms}', '1')"
+                " WHERE global_position = (SELECT max(global_position) FROM catalog_events WHERE type = %s"
+                " AND data->'updates'->0->>'action' = 'set-snapshot-ref')",
+                (TableCommitted.type_name,),
+            )
+            conn.execute("ALTER TABLE catalog_events ENABLE TRIGGER USER")
+        async with await psycopg.AsyncConnection.connect(migrated_dsn, autocommit=True) as conn:
+            with pytest.raises(MetadataDigestMismatchError):
+                await rebuild_projection(conn, CATALOG)
+
+    asyncio.run(scenario())
