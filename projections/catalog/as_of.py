@@ -22,7 +22,7 @@ from catalog_es.events.registry import types_of
 from catalog_es.identifiers import Namespace, name_key
 from catalog_es.state import NamespaceRow, TabularKindName, TabularRow
 from catalog_es.store.database import Connection
-from projections.catalog.document_at import document_at
+from catalog_es.store.logged_documents import document_at
 from projections.catalog.queries import CatalogReadModel
 
 _BATCH = 5000

@@ -22,8 +22,8 @@ from catalog_es.events.maintenance import MaintenanceJobFinished
 from catalog_es.maintenance.health import TableHealth, fold_commit, fold_job_finished, new_health
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
+from catalog_es.store.logged_documents import LoggedDocuments
 from catalog_es.store.migrations import Migration
-from projections.catalog.document_at import LoggedDocuments
 from projections.checkpoints import insert_tracking, lock_checkpoint
 from projections.follow import next_batch
 

@@ -150,13 +150,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--commits", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--large", action="store_true", help="also N = 5,000")
-    parser.add_argument("--pg-dsn", default=os.environ.get("CATALOG_ES_BENCH_PG_DSN", "postgresql://127.0.0.1/postgres"))
+    parser.add_argument(
+        "--pg-dsn", default=os.environ.get("CATALOG_ES_BENCH_PG_DSN", "postgresql://127.0.0.1/postgres")
+    )
     args = parser.parse_args()
     counts = [*args.commits, *([5000] if args.large else [])]
     print(
         "| N | commit event raw B (first 10) | raw B (last 10) | stored B (last 10) | largest event B"
-        " | commit events raw total | catalog_events on disk | commit p50 ms | catalog CPU ms/commit (first 10 → last 10)"
-        " | metadata-file encode ms | rebuild s (events/s) |"
+        " | commit events raw total | catalog_events on disk | commit p50 ms"
+        " | catalog CPU ms/commit (first 10 → last 10) | metadata-file encode ms | rebuild s (events/s) |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for commits in counts:

@@ -16,10 +16,10 @@ from catalog_es.events.catalog import TableEvent
 from catalog_es.identifiers import Namespace
 from catalog_es.metadata.table_changes import MetadataDigestMismatchError, metadata_digest
 from catalog_es.store.eventstore import EventMetadata
+from catalog_es.store.logged_documents import document_at, recorded_metadata
 from commands.commit_table import CommitTable, handle_commit_table, prepare_commit
 from commands.create_table import CreateTable, handle_create_table
 from commands.namespaces import CreateNamespace, handle_create_namespace
-from projections.catalog.document_at import document_at
 from projections.rebuild import rebuild_projection
 from projections.registry import CATALOG
 from projections.verify import verify_projection
@@ -150,6 +150,7 @@ async def _check_every_commit_as_of(conn: psycopg.AsyncConnection[Any]) -> None:
         location, text = await document_at(conn, stream_id, position)
         document = json.loads(text)
         assert location == data["metadata_location"]
+        assert await recorded_metadata(conn, stream_id, location) == document  # what purge and restore read
         if type_name == V1_TYPE:
             assert document == data["metadata"]
             continue

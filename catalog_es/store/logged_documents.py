@@ -1,4 +1,4 @@
-"""A table's or view's metadata document as of a log position, from the log alone.
+"""A table's or view's metadata document as of a log position (or as recorded for a location), from the log alone.
 
 Commits record changes (`table.committed.v2`), so the document after one is the last document recorded whole in
 the stream at or before it (created, registered, restored, or a commit that recorded it deliberately) with every
@@ -32,6 +32,12 @@ _WHOLE = "SELECT data->>'metadata_location', (data->'metadata')::text FROM catal
 _CHANGES = (
     "SELECT type, data FROM catalog_events WHERE stream_id = %s AND global_position > %s AND global_position <= %s"
     " AND type = ANY(%s) ORDER BY global_position"
+)
+
+
+_RECORDING = (
+    "SELECT global_position FROM catalog_events WHERE stream_id = %s AND data->>'metadata_location' = %s"
+    " AND type = ANY(%s) ORDER BY stream_version DESC LIMIT 1"
 )
 
 
@@ -70,6 +76,24 @@ async def document_at(conn: Connection, stream_id: str, position: int) -> tuple[
     if last is not None:
         check_digest(document, last.metadata_sha256, f"{stream_id} as of position {position}")
     return location, msgspec.json.encode(document).decode()
+
+
+async def recorded_metadata(conn: Connection, stream_id: str, metadata_location: str) -> Json | None:
+    """The metadata document a table's or view's event produced at `metadata_location` (None: no event did).
+
+    Raises:
+        MetadataDigestMismatchError: replaying a commit did not give the document it produced.
+    """
+    cursor = await conn.execute(_RECORDING, (stream_id, metadata_location, _DOCUMENT_TYPES))
+    row = await cursor.fetchone()
+    if row is None:
+        return None
+    try:
+        _, text = await document_at(conn, stream_id, int(row[0]))
+    except DocumentNotInLogError:
+        return None
+    document: Json = msgspec.json.decode(text)
+    return document
 
 
 class LoggedDocuments:
