@@ -248,18 +248,19 @@ class ViewRegistered(ViewEvent, frozen=True, kw_only=True):
     metadata: Json
 
 
-class ViewCommitted(ViewEvent, frozen=True, kw_only=True):
-    """A replace: the client's requirements and updates, and the metadata they produced.
+class ViewCommitted(ViewEvent, frozen=True, kw_only=True, omit_defaults=True):
+    """A replace as a change: the client's requirements and updates, the clock they were applied at (a re-activated
+    version is logged with it) and the digest of the result, as for `TableCommitted`; `metadata` is the whole result
+    only where the view moved (and on every upcast v1 event)."""
 
-    The result is recorded whole: a re-activated version is logged with the server's clock.
-    """
-
-    type_name = "io.catalog-es.view.committed.v1"
+    type_name = "io.catalog-es.view.committed.v2"
     requirements: list[Json]
     updates: list[Json]
     previous_metadata_location: str
     metadata_location: str
-    metadata: Json
+    applied_at_ms: int
+    metadata_sha256: str | None = None  # None only on an upcast v1 event, which carries the document
+    metadata: Json | None = None
 
 
 class ViewRenamed(ViewEvent, frozen=True, kw_only=True):

@@ -21,9 +21,15 @@ def table_committed_v1_to_v2(data: Json) -> Json:
     return {**data, "applied_at_ms": int(metadata.get("last-updated-ms", 0))}
 
 
+def view_committed_v1_to_v2(data: Json) -> Json:
+    """v1 recorded the whole resulting view document on every replace; it is taken as recorded (no clock to reuse)."""
+    return {**data, "applied_at_ms": 0}
+
+
 # retired type name -> (the next version's type name, its upcaster); chains are followed to the current version
 UPCASTS: dict[str, tuple[str, Upcaster]] = {
     "io.catalog-es.table.committed.v1": ("io.catalog-es.table.committed.v2", table_committed_v1_to_v2),
+    "io.catalog-es.view.committed.v1": ("io.catalog-es.view.committed.v2", view_committed_v1_to_v2),
 }
 
 

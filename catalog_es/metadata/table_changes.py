@@ -1,4 +1,4 @@
-"""A table commit recorded as a change: the digest of a metadata document, and its replay from the previous one."""
+"""A table or view commit recorded as a change: the digest of a metadata document, its replay from the previous one."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pyiceberg.table.metadata import TableMetadata
 from catalog_es.events import Json
 from catalog_es.metadata.commit_cache import document_after
 from catalog_es.metadata.tables import applied
+from catalog_es.metadata.views import commit_view, parse_view_metadata, view_metadata_to_json
 
 
 class MetadataDigestMismatchError(Exception):
@@ -47,3 +48,13 @@ def replay_commit(
     """
     updated = applied(base, base_location, updates, now_ms=applied_at_ms).metadata
     return updated, document_after(base, base_document, updated)
+
+
+def replay_view_commit(base_document: Json, updates: list[Json], applied_at_ms: int) -> Json:
+    """The view document that applying `updates` to `base_document` at `applied_at_ms` produced.
+
+    Raises:
+        BadRequestError: an update cannot be applied (the log and the code disagree).
+    """
+    updated = commit_view(parse_view_metadata(base_document), [], updates, now_ms=applied_at_ms)
+    return view_metadata_to_json(updated)

@@ -13,9 +13,9 @@ from collections import OrderedDict
 import msgspec
 from pyiceberg.table.metadata import TableMetadata
 
-from catalog_es.events import Json, TableCommitted, decode_event
+from catalog_es.events import Json, TableCommitted, ViewCommitted, decode_event
 from catalog_es.events.registry import types_of
-from catalog_es.metadata.table_changes import check_digest, replay_commit
+from catalog_es.metadata.table_changes import check_digest, replay_commit, replay_view_commit
 from catalog_es.metadata.tables import parse_metadata
 from catalog_es.store.database import Connection
 
@@ -66,12 +66,16 @@ async def document_at(conn: Connection, stream_id: str, position: int) -> tuple[
     cursor = await conn.execute(_CHANGES, (stream_id, whole, position, _DOCUMENT_TYPES))
     commits = [decode_event(str(type_name), data) for type_name, data in await cursor.fetchall()]
     document = msgspec.json.decode(text)
-    parsed = parse_metadata(document)
-    last: TableCommitted | None = None
+    parsed: TableMetadata | None = None
+    last: TableCommitted | ViewCommitted | None = None
     for commit in commits:
-        if not isinstance(commit, TableCommitted):
+        if isinstance(commit, ViewCommitted):
+            document = replay_view_commit(document, commit.updates, commit.applied_at_ms)
+        elif isinstance(commit, TableCommitted):
+            parsed = parsed if parsed is not None else parse_metadata(document)
+            parsed, document = replay_commit(parsed, document, location, commit.updates, commit.applied_at_ms)
+        else:
             raise DocumentNotInLogError(f"{stream_id}: a {commit.type_name} at or before {position} has no document")
-        parsed, document = replay_commit(parsed, document, location, commit.updates, commit.applied_at_ms)
         location, last = commit.metadata_location, commit
     if last is not None:
         check_digest(document, last.metadata_sha256, f"{stream_id} as of position {position}")

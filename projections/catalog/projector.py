@@ -60,13 +60,13 @@ from catalog_es.storage.profiles import base_location, decode_profile
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from projections.catalog.lifecycle import DELETED_TABLES, project_lifecycle
-from projections.catalog.table_documents import TableDocuments
+from projections.catalog.tabular_documents import TabularDocuments
 
 READ_MODEL_TABLES = ("server_info", "projects", "warehouses", "namespaces", "tables", "views", *DELETED_TABLES)
 
 
 # The tables' documents as commits leave them: the request path hands them over, rebuilds replay the changes.
-_DOCUMENTS = TableDocuments()
+_DOCUMENTS = TabularDocuments()
 
 
 async def project_catalog(conn: Connection, events: Sequence[RecordedEvent]) -> None:
@@ -77,7 +77,7 @@ async def project_catalog(conn: Connection, events: Sequence[RecordedEvent]) -> 
             event, LIFECYCLE_EVENTS
         ):  # soft deletion records when and by whom (projections/catalog/lifecycle.py)
             await project_lifecycle(event, conn, recorded)
-        elif isinstance(event, TableCommitted):
+        elif isinstance(event, TableCommitted | ViewCommitted):
             document = await _DOCUMENTS.after_commit(conn, event, recorded.document)
             await _set_document(conn, _relation(event), event.entity_id, event.metadata_location, document, recorded)
         else:
@@ -296,15 +296,6 @@ async def _insert_tabular(
             version,
         ),
     )
-
-
-@_apply.register
-async def _(event: ViewCommitted, conn: Connection, version: int) -> None:
-    query = sql.SQL(
-        "UPDATE {} SET location = %s, metadata_location = %s, metadata = %s, version = %s WHERE id = %s"
-    ).format(_relation(event))
-    location = location_key(event.metadata["location"])
-    await conn.execute(query, (location, event.metadata_location, Jsonb(event.metadata), version, event.entity_id))
 
 
 async def _set_document(

@@ -5,20 +5,29 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 
-from catalog_es.events import Json, TableCommitted
-from catalog_es.events.catalog import TableEvent
+from catalog_es.events import Json, TableCommitted, ViewCommitted
+from catalog_es.events.catalog import TableEvent, ViewEvent
 from catalog_es.identifiers import Namespace
 from catalog_es.metadata.table_changes import MetadataDigestMismatchError, metadata_digest
+from catalog_es.metadata.views import (
+    commit_view,
+    next_view_metadata_location,
+    parse_view_metadata,
+    view_metadata_to_json,
+)
 from catalog_es.store.eventstore import EventMetadata
 from catalog_es.store.logged_documents import document_at, recorded_metadata
 from commands.commit_table import CommitTable, handle_commit_table, prepare_commit
+from commands.commit_view import CommitView, handle_commit_view
 from commands.create_table import CreateTable, handle_create_table
+from commands.create_view import CreateView, handle_create_view
 from commands.namespaces import CreateNamespace, handle_create_namespace
 from projections.rebuild import rebuild_projection
 from projections.registry import CATALOG
@@ -28,6 +37,19 @@ META = EventMetadata(actor="upgrader")
 DB = Namespace(("db",))
 SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
 V1_TYPE = "io.catalog-es.table.committed.v1"
+VIEW_V1_TYPE = "io.catalog-es.view.committed.v1"
+VERSION = {"representations": [{"type": "sql", "sql": "SELECT 1", "dialect": "spark"}], "default-namespace": ["db"]}
+
+
+class ViewCommittedV1(ViewEvent, frozen=True, kw_only=True):
+    """The view replace event as release a4d6e62 wrote it."""
+
+    type_name = VIEW_V1_TYPE
+    requirements: list[Json]
+    updates: list[Json]
+    previous_metadata_location: str
+    metadata_location: str
+    metadata: Json
 
 
 class TableCommittedV1(TableEvent, frozen=True, kw_only=True):
@@ -74,6 +96,43 @@ async def _commit_as_v1(catalog, name: str, updates: list[Json], now_ms: int) ->
         await tx.append(event, expected_version=current.version)
 
 
+def _version(sql: str, version_id: int) -> Json:
+    representations = [{"type": "sql", "sql": sql, "dialect": "spark"}]
+    return {**VERSION, "version-id": version_id, "schema-id": 0, "timestamp-ms": 5, "representations": representations}
+
+
+async def _views(catalog) -> None:
+    """A view replaced once the old way (v1, the document whole), then the new way, re-activating its first version."""
+    ctx, wh = catalog.ctx, catalog.warehouse_id
+    await handle_create_view(CreateView(wh, DB, "v", SCHEMA, VERSION, META), ctx)
+    async with catalog.store.connection() as conn:
+        current = await ctx.state.view(conn, wh, DB, "v")
+    updates = [
+        {"action": "add-view-version", "view-version": _version("SELECT 2", 2)},
+        {"action": "set-current-view-version", "view-version-id": -1},
+    ]
+    updated = commit_view(parse_view_metadata(current.metadata), [], updates, now_ms=70)
+    event = ViewCommittedV1(
+        view_id=current.id,
+        warehouse_id=wh,
+        requirements=[],
+        updates=updates,
+        previous_metadata_location=current.metadata_location,
+        metadata_location=next_view_metadata_location(updated, current.metadata_location, uuid.uuid4()),
+        metadata=view_metadata_to_json(updated),
+    )
+    async with catalog.store.transaction(META, serialised=False) as tx:
+        await tx.append(event, expected_version=current.version)
+    for updates in (
+        [
+            {"action": "add-view-version", "view-version": _version("SELECT 3", 3)},
+            {"action": "set-current-view-version", "view-version-id": -1},
+        ],
+        [{"action": "set-current-view-version", "view-version-id": 1}],
+    ):
+        await handle_commit_view(CommitView(wh, DB, "v", [], updates, META), ctx)
+
+
 async def _commit(catalog, name: str, updates: list[Json]) -> None:
     await handle_commit_table(CommitTable(catalog.warehouse_id, DB, name, [], updates, META), catalog.ctx)
 
@@ -108,12 +167,16 @@ async def _history(catalog) -> dict[str, str]:
     await _commit(catalog, "lineage", [{"action": "remove-properties", "removals": ["old"]}])
     await _commit(catalog, "events", [{"action": "set-location", "location": f"{location}_moved"}])
     await _commit(catalog, "events", [{"action": "set-properties", "updates": {"after-move": "yes"}}])
+    await _views(catalog)
     return ids
 
 
 def _snapshot_tables(dsn: str) -> list[tuple[Any, ...]]:
     with psycopg.connect(dsn) as conn:
-        return conn.execute("SELECT id, metadata_location, metadata, version FROM tables ORDER BY id").fetchall()
+        return [
+            *conn.execute("SELECT id, metadata_location, metadata, version FROM tables ORDER BY id").fetchall(),
+            *conn.execute("SELECT id, metadata_location, metadata, version FROM views ORDER BY id").fetchall(),
+        ]
 
 
 def test_a_mixed_log_rebuilds_verifies_and_serves_as_of_when_old_commits_are_followed_by_new_ones(
@@ -135,7 +198,8 @@ def test_a_mixed_log_rebuilds_verifies_and_serves_as_of_when_old_commits_are_fol
     with psycopg.connect(migrated_dsn) as conn:
         types = [row[0] for row in conn.execute("SELECT type FROM catalog_events WHERE type LIKE '%.committed.%'")]
     assert types.count(V1_TYPE) == 4
-    assert types[-7:] == [TableCommitted.type_name] * 7  # new commits append the new version
+    assert types[-10:-3] == [TableCommitted.type_name] * 7  # new commits append the new version
+    assert types[-3:] == [VIEW_V1_TYPE, ViewCommitted.type_name, ViewCommitted.type_name]
 
 
 async def _check_every_commit_as_of(conn: psycopg.AsyncConnection[Any]) -> None:
@@ -151,7 +215,7 @@ async def _check_every_commit_as_of(conn: psycopg.AsyncConnection[Any]) -> None:
         document = json.loads(text)
         assert location == data["metadata_location"]
         assert await recorded_metadata(conn, stream_id, location) == document  # what purge and restore read
-        if type_name == V1_TYPE:
+        if type_name in (V1_TYPE, VIEW_V1_TYPE):
             assert document == data["metadata"]
             continue
         assert metadata_digest(document) == data["metadata_sha256"]

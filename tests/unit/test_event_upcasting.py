@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from catalog_es.events import EVENT_TYPES, TableCommitted, decode_event, stored_types, upcast
+from catalog_es.events import EVENT_TYPES, TableCommitted, ViewCommitted, decode_event, stored_types, upcast
 from catalog_es.events.registry import full_type, short_type, types_of
 
 TABLE, WAREHOUSE = uuid.UUID(int=3), uuid.UUID(int=2)
@@ -61,3 +61,22 @@ def test_both_versions_count_as_table_committed_when_filtering_by_type():
     assert full_type("table.committed") == TableCommitted.type_name
     assert short_type("io.catalog-es.table.committed.v1") == "table.committed"
     assert EVENT_TYPES["io.catalog-es.table.committed.v1"] is TableCommitted
+
+
+def test_view_committed_v1_decodes_as_v2_with_its_document_when_read():
+    view = uuid.UUID(int=9)
+    document = {"view-uuid": str(view), "format-version": 1, "location": "file:///w/v", "versions": []}
+    data = {
+        "view_id": str(view),
+        "warehouse_id": str(WAREHOUSE),
+        "requirements": [],
+        "updates": [{"action": "set-properties", "updates": {"k": "v"}}],
+        "previous_metadata_location": "file:///w/v/metadata/00000-a.metadata.json",
+        "metadata_location": "file:///w/v/metadata/00001-b.metadata.json",
+        "metadata": document,
+    }
+    event = decode_event("io.catalog-es.view.committed.v1", data)
+    assert isinstance(event, ViewCommitted)
+    assert event.metadata == document
+    assert event.metadata_sha256 is None
+    assert "io.catalog-es.view.committed.v1" in stored_types(ViewCommitted.type_name)

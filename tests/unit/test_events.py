@@ -154,7 +154,8 @@ SAMPLES: list[Event] = [
         updates=[{"action": "set-current-view-version", "view-version-id": -1}],
         previous_metadata_location="file:///wh/v/metadata/00000-x.metadata.json",
         metadata_location="file:///wh/v/metadata/00001-x.metadata.json",
-        metadata=VIEW_METADATA,
+        applied_at_ms=1_700_000_000_000,
+        metadata_sha256="0" * 64,
     ),
     ViewRenamed(
         view_id=VIEW,

@@ -14,8 +14,10 @@ from catalog_es.metadata.table_changes import (
     check_digest,
     metadata_digest,
     replay_commit,
+    replay_view_commit,
 )
 from catalog_es.metadata.tables import decide_commit, metadata_to_json, new_metadata, parse_metadata
+from catalog_es.metadata.views import commit_view, new_view_metadata, parse_view_metadata, view_metadata_to_json
 from tests.unit.test_commit_cache import _updates
 
 SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
@@ -125,3 +127,40 @@ def _reordered(value: Any) -> Any:
     if isinstance(value, list):
         return [_reordered(element) for element in value]
     return value
+
+
+def test_a_replayed_view_replace_gives_the_committed_document_when_a_version_is_reactivated():
+    view = new_view_metadata(
+        view_uuid=uuid.UUID(int=8),
+        location="file:///w/v",
+        schema=SCHEMA,
+        view_version={
+            "representations": [{"type": "sql", "sql": "select 1", "dialect": "spark"}],
+            "default-namespace": ["db"],
+            "summary": {},
+        },
+        properties={},
+        now_ms=10,
+    )
+    second = {
+        "version-id": 2,
+        "schema-id": 0,
+        "timestamp-ms": 20,
+        "representations": [{"type": "sql", "sql": "select 2", "dialect": "spark"}],
+        "default-namespace": ["db"],
+        "summary": {},
+    }
+    steps = [
+        [
+            {"action": "add-view-version", "view-version": second},
+            {"action": "set-current-view-version", "view-version-id": -1},
+        ],
+        [{"action": "set-current-view-version", "view-version-id": 1}],  # logged with the commit's clock
+    ]
+    document = view_metadata_to_json(view)
+    for now_ms, updates in zip((100, 200), steps, strict=True):
+        committed = view_metadata_to_json(commit_view(parse_view_metadata(document), [], updates, now_ms=now_ms))
+        replayed = replay_view_commit(_reordered(document), updates, now_ms)
+        check_digest(replayed, metadata_digest(committed), f"view at {now_ms}")
+        document = committed
+    assert document["version-log"][-1]["timestamp-ms"] == 200
