@@ -12,6 +12,7 @@ from catalog_es.events import CommitRebase, Json, TableCommitted
 from catalog_es.identifiers import Namespace
 from catalog_es.metadata.commit_cache import document_after
 from catalog_es.metadata.rebase import plan_rebase
+from catalog_es.metadata.retention import removed_metadata_files
 from catalog_es.metadata.table_changes import metadata_digest, records_whole_document
 from catalog_es.metadata.tables import decide_commit, next_metadata_location
 from catalog_es.state import TabularRow, WarehouseRow
@@ -19,7 +20,9 @@ from catalog_es.storage.files import WarehouseStorage
 from catalog_es.storage.rebase_files import delete_manifest_lists, rebase_commit
 from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError
 from commands.context import CommandContext, off_loop
+from commands.metadata_cleanup import cleanup_task
 from commands.tabulars import TabularResult, metadata_written
+from commands.tasks import schedule_task
 
 # Each lost race means another commit landed, so the table makes progress; the bound only keeps one
 # request from circling forever behind a stream of faster writers.
@@ -44,6 +47,7 @@ class _Decided:
     event: TableCommitted
     document: Json  # the metadata the event results in
     manifest_lists: list[str]
+    removed_files: list[str]  # previous metadata files to delete after the commit
 
 
 async def commit_rebased(
@@ -98,6 +102,8 @@ async def _commit_rebased(
                 ctx, storage, event.metadata_location, decided.document, change.metadata, serialised=False
             ) as tx:
                 await tx.append(event, expected_version=current.version, document=decided.document)
+                if decided.removed_files:
+                    await schedule_task(tx, ctx, cleanup_task(warehouse.id, current.id, decided.removed_files))
         except StreamVersionConflictError:
             await off_loop(delete_manifest_lists, storage, decided.manifest_lists)
             current = None
@@ -160,4 +166,5 @@ async def _decide(
         rebased=rebased,
     )
     ctx.parsed_metadata.remember(event.metadata_location, updated)
-    return _Decided(event=event, document=document, manifest_lists=lists)
+    removed = removed_metadata_files(base, updated)
+    return _Decided(event=event, document=document, manifest_lists=lists, removed_files=removed)

@@ -11,12 +11,14 @@ from catalog_es.events import Json, TableCommitted, TableCreated
 from catalog_es.identifiers import Namespace
 from catalog_es.metadata.commit_cache import ParsedMetadataCache, document_after
 from catalog_es.metadata.rebase import rebase_enabled
+from catalog_es.metadata.retention import removed_metadata_files
 from catalog_es.metadata.table_changes import metadata_digest, records_whole_document
 from catalog_es.metadata.tables import commit, decide_commit, metadata_to_json, next_metadata_location
 from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError, Transaction
 from commands.commit_rebased import RebasableChange, commit_rebased
 from commands.context import CommandContext
+from commands.metadata_cleanup import cleanup_task
 from commands.tabulars import (
     TabularResult,
     claim_location,
@@ -24,6 +26,7 @@ from commands.tabulars import (
     claim_new_location,
     metadata_written,
 )
+from commands.tasks import schedule_task
 
 
 class CommitTable(msgspec.Struct, frozen=True):
@@ -71,6 +74,7 @@ class PreparedCommit(msgspec.Struct, frozen=True):
     applied_at_ms: int
     assigned_ids: dict[str, int]
     whole: bool  # the event records the document itself (see `records_whole_document`)
+    removed_files: list[str]  # previous metadata files to delete after the commit (see `removed_metadata_files`)
 
     def event(self) -> TableCommitted:
         return TableCommitted(
@@ -119,6 +123,7 @@ def prepare_commit(
         applied_at_ms=now_ms,
         assigned_ids=assigned_ids,
         whole=records_whole_document(base, updated),
+        removed_files=removed_metadata_files(base, updated),
     )
 
 
@@ -135,6 +140,8 @@ async def append_commit(
         location = prepared.document["location"]
         await claim_location(ctx, tx.conn, warehouse=warehouse, location=location, table_id=prepared.current.id)
     await tx.append(prepared.event(), expected_version=prepared.current.version, document=prepared.document)
+    if prepared.removed_files:
+        await schedule_task(tx, ctx, cleanup_task(warehouse.id, prepared.current.id, prepared.removed_files))
 
 
 async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow, current: TabularRow) -> TabularResult:
