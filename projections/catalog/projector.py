@@ -71,7 +71,7 @@ _DOCUMENTS = TabularDocuments()
 
 # A batch's commits to one tabular write its row once, with the last document (a rebuild replays thousands of
 # commits per table and batch); written before any other event, and before the documents' cache could forget one.
-_PENDING_ROWS = 32
+_PENDING_ROWS = 16
 
 
 async def project_catalog(conn: Connection, events: Sequence[RecordedEvent]) -> None:

@@ -4,6 +4,7 @@ A commit event records the change; replaying it needs the document before it, wh
 read model being built (live, a rebuild's shadow or an as-of scratch schema: the search path's `tables` or
 `views`). The last document of each recently replayed tabular is kept (a table's with its parsed form), so a
 rebuild replaying a table's commits one after another reads and parses each document once, not once per commit.
+The request path keeps nothing here: its commits hand over the documents they computed.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ class ReplayBaseMissingError(Exception):
 class TabularDocuments:
     """The latest document of recently seen tables and views, by id (bounded; an entry is checked by its location)."""
 
-    def __init__(self, capacity: int = 64) -> None:
+    def __init__(self, capacity: int = 32) -> None:
         self._capacity = capacity
         self._known: OrderedDict[uuid.UUID, _Known] = OrderedDict()
 
@@ -48,8 +49,9 @@ class TabularDocuments:
             ReplayBaseMissingError: the row is not at the commit's previous metadata location.
         """
         where = f"{event.entity} {event.entity_id} commit to {event.metadata_location}"
-        if written is not None:
-            return self._keep(event.entity_id, _Known(event.metadata_location, written, None))
+        if written is not None:  # the request path: the next commit hands its document over too, keep nothing
+            self._known.pop(event.entity_id, None)
+            return written
         if event.metadata is not None:
             check_digest(event.metadata, event.metadata_sha256, where)
             return self._keep(event.entity_id, _Known(event.metadata_location, event.metadata, None))
