@@ -55,7 +55,6 @@ from catalog_es.events.protection import (
 from catalog_es.events.tasks import TaskEvent, TaskQueueConfigured
 from catalog_es.identifiers import Namespace, name_key
 from catalog_es.locations import location_key
-from catalog_es.metadata.table_changes import check_digest
 from catalog_es.storage.delete_profiles import HARD_DELETE
 from catalog_es.storage.profiles import base_location, decode_profile
 from catalog_es.store.database import Connection
@@ -72,7 +71,6 @@ _DOCUMENTS = TabularDocuments()
 
 # A batch's commits to one tabular write its row once, with the last document (a rebuild replays thousands of
 # commits per table and batch); written before any other event, and before the documents' cache could forget one.
-# The digest is checked on each document written: a replay that diverged anywhere before shows there.
 _PENDING_ROWS = 16
 
 
@@ -101,8 +99,6 @@ async def _write_documents(
     conn: Connection, pending: dict[uuid.UUID, tuple[TableCommitted | ViewCommitted, Json, RecordedEvent]]
 ) -> None:
     for event, document, recorded in pending.values():
-        if recorded.document is None:  # replayed (a writer's own document was digested by the writer)
-            check_digest(document, event.metadata_sha256, f"{event.entity} {event.entity_id} at {recorded.position}")
         await _set_document(conn, _relation(event), event.entity_id, event.metadata_location, document, recorded)
     pending.clear()
 

@@ -44,11 +44,8 @@ class TabularDocuments:
     async def after_commit(self, conn: Connection, event: Commit, written: Json | None) -> Json:
         """The document `event` results in; `written` is the one its writer computed, if at hand.
 
-        A replayed document is not checked here: the caller checks `check_digest(document, event.metadata_sha256)`
-        on each document it stores (a divergence carries over to every later document of the tabular).
-
         Raises:
-            MetadataDigestMismatchError: a recorded document is not the one the commit produced.
+            MetadataDigestMismatchError: the replayed (or recorded) document is not the one the commit produced.
             ReplayBaseMissingError: the row is not at the commit's previous metadata location.
         """
         where = f"{event.entity} {event.entity_id} commit to {event.metadata_location}"
@@ -66,6 +63,7 @@ class TabularDocuments:
             parsed, document = replay_commit(
                 base_parsed, base.document, event.previous_metadata_location, event.updates, event.applied_at_ms
             )
+        check_digest(document, event.metadata_sha256, where)
         return self._keep(event.entity_id, _Known(event.metadata_location, document, parsed))
 
     async def _base(self, conn: Connection, event: Commit) -> _Known:
