@@ -72,6 +72,7 @@ _DOCUMENTS = TabularDocuments()
 # A batch's commits to one tabular write its row once, with the last document (a rebuild replays thousands of
 # commits per table and batch); written before any other event, and before the documents' cache could forget one.
 _PENDING_ROWS = 16
+_COMMITS = (TableCommitted, ViewCommitted)
 
 
 async def project_catalog(conn: Connection, events: Sequence[RecordedEvent]) -> None:
@@ -79,20 +80,22 @@ async def project_catalog(conn: Connection, events: Sequence[RecordedEvent]) -> 
     pending: dict[uuid.UUID, tuple[TableCommitted | ViewCommitted, Json, RecordedEvent]] = {}
     for recorded in events:
         event = recorded.decode()
-        if isinstance(event, TableCommitted | ViewCommitted):
+        if isinstance(event, _COMMITS):
             document = await _DOCUMENTS.after_commit(conn, event, recorded.document)
             pending[event.entity_id] = (event, document, recorded)
             if len(pending) >= _PENDING_ROWS:
                 await _write_documents(conn, pending)
             continue
-        await _write_documents(conn, pending)
+        if pending:
+            await _write_documents(conn, pending)
         if isinstance(
             event, LIFECYCLE_EVENTS
         ):  # soft deletion records when and by whom (projections/catalog/lifecycle.py)
             await project_lifecycle(event, conn, recorded)
         else:
             await _apply(event, conn, recorded.stream_version)
-    await _write_documents(conn, pending)
+    if pending:
+        await _write_documents(conn, pending)
 
 
 async def _write_documents(
