@@ -38,7 +38,9 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
     auth = build_auth(settings)
     http_metrics = HttpMetrics()
     endpoint_statistics = EndpointStatistics()
-    disable_ambient_identity()  # before any storage client exists (also for apps built without the CLI)
+    disable_ambient_identity(
+        settings.system_identities
+    )  # before any storage client exists (also for apps built without the CLI)
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:

@@ -115,7 +115,7 @@ async def open_services(
             idempotency_sealer=secrets.sealer("idempotent responses") if secrets is not None else None,
             relay_metrics=relay_metrics,
             as_of=AsOfCache(settings.as_of_cache_size),
-            vendor=CredentialVendor(settings.endpoint_policy),
+            vendor=CredentialVendor(),
         )
     finally:
         await pool.close()

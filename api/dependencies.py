@@ -22,10 +22,10 @@ from api.encoded_slash import decode_name
 from api.settings import Settings
 from catalog_es.errors import BadRequestError, ForbiddenError, NoSuchWarehouseError
 from catalog_es.identifiers import NIL_PROJECT_ID, Namespace
-from catalog_es.state import WarehouseRow
+from catalog_es.state import WarehouseRow, require_active
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import EventMetadata
-from commands.context import CommandContext, require_active
+from commands.context import CommandContext
 from projections.catalog.as_of import AsOfReadModel
 from projections.catalog.queries import CatalogReadModel
 from projections.catalog.warehouse_cache import WarehouseCache
@@ -44,7 +44,17 @@ class RequestScope:
     read only by the handlers that act on a project, as a header their routes alone require.
     """
 
-    __slots__ = ("_connection", "_warehouse", "access", "ctx", "meta", "principal", "read_model", "settings")
+    __slots__ = (
+        "_connection",
+        "_warehouse",
+        "access",
+        "as_of",
+        "ctx",
+        "meta",
+        "principal",
+        "read_model",
+        "settings",
+    )
 
     def __init__(
         self,
@@ -57,6 +67,7 @@ class RequestScope:
         state = connection.app.state
         self._connection, self._warehouse = connection, warehouse
         self.ctx, self.read_model, self.principal = ctx, read_model, principal
+        self.as_of: int | None = None  # the log position of an as-of prefix: a past catalog, read-only
         self.settings: Settings = services(state).settings
         self.access = ListingAccess(services(state).authorizer, principal)
         self.meta = EventMetadata(
@@ -93,6 +104,7 @@ async def provide_scope(request: Request[Any, Any, Any]) -> RequestScope:
         return RequestScope(request, services(state).ctx, services(state).read_model, principal, warehouse)
     as_of = AsOfReadModel(services(state).as_of, position)
     scope = RequestScope(request, services(state).ctx, as_of, principal, warehouse)
+    scope.as_of = position
     scope.access = ListingAccess(Authorizer(enabled=False), principal)
     return scope
 

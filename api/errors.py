@@ -24,11 +24,16 @@ _log = structlog.get_logger(__name__)
 _DOMAIN: dict[type[errors.CatalogError], tuple[int, str]] = {
     errors.InvalidLocationError: (400, "BadRequestException"),
     errors.IllegalArgumentError: (400, "IllegalArgumentException"),
+    # Lakekeeper's type names, which its tests assert.
+    errors.ImmutablePropertyModificationError: (400, "ImmutablePropertyModification"),
+    errors.ImmutablePropertyRemovalError: (400, "ImmutablePropertyRemoval"),
+    errors.NamespaceDepthExceededError: (400, "NamespaceDepthExceeded"),
     errors.BadRequestError: (400, "BadRequestException"),
     errors.NoSuchWarehouseError: (404, "NoSuchWarehouseException"),
     errors.NoSuchNamespaceError: (404, "NoSuchNamespaceException"),
     errors.NoSuchTableError: (404, "NoSuchTableException"),
     errors.NoSuchViewError: (404, "NoSuchViewException"),
+    errors.MetadataFileNotFoundError: (404, "NotFoundException"),  # what Iceberg Java's catalogs throw then
     errors.AlreadyExistsError: (409, "AlreadyExistsException"),
     errors.NamespaceNotEmptyError: (409, "NamespaceNotEmptyException"),
     errors.CommitFailedError: (409, "CommitFailedException"),

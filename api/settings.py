@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from catalog_es.storage.file_roots import WAREHOUSE_DIR_NAME, FileStorageRoots
-from catalog_es.storage.outbound import EndpointPolicy
+from catalog_es.storage.outbound import EndpointPolicy, SystemIdentity
 from projections.relay.config import RelayConfig
 
 ENV_PREFIX = "CATALOG_ES__"
@@ -65,10 +65,11 @@ class MaintenanceSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=Tru
 
     `spark_master`: any Spark master (`spark://host:7077`, `yarn`, `k8s://…`); `spark_packages` replaces the
     offline jars with Maven coordinates for clusters that reach a Maven repository. `catalog_uri`: the catalog
-    as Spark reaches it (default: this server's `/catalog` on host:port). With authentication on, `credential`
-    (`<client id>:<client secret>` of the maintenance client) and `oauth2_server_uri` (the provider's token
-    endpoint) let Spark fetch and refresh its own token. `orphan_min_age_seconds`: orphan removal never deletes
-    a file younger than this, whatever a policy says (a writer's files are unreferenced until it commits).
+    as Spark reaches it (default: the URI the `serve` on the same data dir records there). With authentication
+    on, `credential` (`<client id>:<client secret>` of the maintenance client) and `oauth2_server_uri` (the
+    provider's token endpoint) let Spark fetch and refresh its own token. `orphan_min_age_seconds`: orphan
+    removal never deletes a file younger than this, whatever a policy says (a writer's files are unreferenced
+    until it commits).
     """
 
     spark_master: str = "local[*]"
@@ -135,6 +136,12 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # Hosts a storage profile's S3 `endpoint` may name (comma-separated names, IP addresses, `*.domain`).
     # Empty: AWS's own S3/STS endpoints only. Link-local and cloud metadata addresses are refused always.
     s3_endpoint_allowed_hosts: str = ""
+    # The server's own cloud identity (instance metadata, managed identity) for warehouses whose credential is
+    # `azure-system-identity` / `gcp-system-identity` (AWS: none yet): off unless the operator enables it, and
+    # then only a server admin or operator may give a warehouse such a credential (Lakekeeper's settings).
+    enable_aws_system_credentials: bool = False
+    enable_azure_system_credentials: bool = False
+    enable_gcp_system_credentials: bool = False
     metrics: MetricsSettings = MetricsSettings()
     events_api: EventsApiSettings = EventsApiSettings()
     # As-of prefixes (`<warehouse>@<time or position>`): how many replayed past catalogs are kept in memory.
@@ -157,7 +164,16 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     @property
     def endpoint_policy(self) -> EndpointPolicy:
-        return EndpointPolicy.from_setting(self.s3_endpoint_allowed_hosts)
+        return EndpointPolicy.from_setting(self.s3_endpoint_allowed_hosts, self.system_identities)
+
+    @property
+    def system_identities(self) -> frozenset[SystemIdentity]:
+        enabled: dict[SystemIdentity, bool] = {
+            "aws": self.enable_aws_system_credentials,
+            "azure": self.enable_azure_system_credentials,
+            "gcp": self.enable_gcp_system_credentials,
+        }
+        return frozenset(kind for kind, on in enabled.items() if on)
 
     @property
     def data_path(self) -> Path:

@@ -71,6 +71,22 @@ class ProtectedError(CatalogError):
     """The object (or something inside it) is protected from being dropped; `force` by someone allowed overrides."""
 
 
+class ImmutablePropertyModificationError(BadRequestError):
+    """A commit changes a table property that, once set, is fixed (`encryption.key-id`)."""
+
+
+class ImmutablePropertyRemovalError(BadRequestError):
+    """A commit removes a table property that, once set, is fixed."""
+
+
+class NamespaceDepthExceededError(BadRequestError):
+    """A namespace has more levels than the catalog allows."""
+
+
+class MetadataFileNotFoundError(CatalogError):
+    """The table's current metadata file is gone from storage (deleted behind the catalog's back)."""
+
+
 class AlreadyBootstrappedError(CatalogError):
     """Bootstrap runs once per server."""
 

@@ -39,6 +39,18 @@ def normalize_location(location: str) -> str:
     return f"{parts.scheme}://{parts.netloc}{path}".rstrip("/")
 
 
+def as_written(location: str) -> str:
+    """The location as its client spelled it, without trailing slashes (Iceberg Java's `stripTrailingSlash`).
+
+    What metadata keeps and responses return (a client compares the location it sent with the one it gets);
+    every check compares `normalize_location` spellings instead.
+    """
+    written = location.strip()
+    while written.endswith("/") and not written.endswith((":/", "://")):
+        written = written[:-1]
+    return written
+
+
 def local_path(location: str) -> str:
     """The filesystem path of a `file:` location."""
     canonical = normalize_location(location)
@@ -74,8 +86,13 @@ def require_inside_warehouse(location: str, warehouse_location: str, alternative
 
     `alternative_schemes` (a storage profile's `allow-alternative-protocols`) are other spellings of the
     warehouse's scheme: `s3a://b/wh/t` is inside `s3://b/wh` then, and keeps its scheme, as Hadoop-based
-    engines need it so.
+    engines need it so. A literal `?` or `#` is refused rather than cut off.
     """
+    if "?" in location or "#" in location:  # urlsplit (and Iceberg Java's S3URI) would cut the rest off
+        raise InvalidLocationError(
+            f"Location {location} contains '?' or '#', which a URI reads as the start of its query or fragment: "
+            "percent-encode them (%3F, %23)"
+        )
     canonical = normalize_location(location)
     scheme = canonical.partition("://")[0]
     compared = location_key(canonical) if scheme in alternative_schemes else canonical

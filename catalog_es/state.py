@@ -8,6 +8,7 @@ from typing import Literal, Protocol
 
 import msgspec
 
+from catalog_es.errors import WarehouseInactiveError
 from catalog_es.events import Json, SecretReference
 from catalog_es.identifiers import Namespace
 from catalog_es.metadata.rebase import RebaseMode
@@ -176,3 +177,10 @@ class AccessState(Protocol):
     async def user_exists(self, conn: Connection, user_id: str) -> bool: ...
 
     async def object_kind(self, conn: Connection, object_id: uuid.UUID) -> str | None: ...
+
+
+def require_active(warehouse: WarehouseRow) -> WarehouseRow:
+    """Raises: WarehouseInactiveError for a deactivated warehouse."""
+    if warehouse.status != "active":
+        raise WarehouseInactiveError(f"Warehouse {warehouse.name!r} is inactive; activate it to use it")
+    return warehouse

@@ -44,7 +44,18 @@ async def handle_ensure_default_warehouse(cmd: EnsureDefaultWarehouse, ctx: Comm
     return warehouse.warehouse_id
 
 
+def is_bootstrapped(server_id: uuid.UUID | None, *, allow_all: bool, default_project_exists: bool) -> bool:
+    """Whether a bootstrap call is spent: the one rule behind both /info and the bootstrap refusal.
+
+    Under the allow-all authorizer there is no first admin to name and `serve` already made the default
+    project bootstrap would, so that project stands for it (Lakekeeper: bootstrap once, then refused).
+    """
+    return server_id is not None or (allow_all and default_project_exists)
+
+
 class Bootstrap(msgspec.Struct, frozen=True, kw_only=True):
+    """`allow_all`: the server runs the allow-all authorizer (see `is_bootstrapped`)."""
+
     accept_terms_of_use: bool
     metadata: EventMetadata
     is_operator: bool = False
@@ -52,6 +63,7 @@ class Bootstrap(msgspec.Struct, frozen=True, kw_only=True):
     user_email: str | None = None
     user_type: str | None = None
     create_default_project: bool = True
+    allow_all: bool = False
 
 
 async def handle_bootstrap(cmd: Bootstrap, ctx: CommandContext) -> uuid.UUID:
@@ -63,7 +75,9 @@ async def handle_bootstrap(cmd: Bootstrap, ctx: CommandContext) -> uuid.UUID:
         raise BadRequestError("Bootstrap requires accept-terms-of-use: true")
     server_id = ctx.ids.new_id()
     async with ctx.store.transaction(cmd.metadata) as tx:
-        if await ctx.state.server_id(tx.conn) is not None:
+        default_project_exists = await ctx.state.project_exists(tx.conn, NIL_PROJECT_ID)
+        current = await ctx.state.server_id(tx.conn)
+        if is_bootstrapped(current, allow_all=cmd.allow_all, default_project_exists=default_project_exists):
             raise AlreadyBootstrappedError("The catalog is already bootstrapped")
         await tx.append(
             ServerBootstrapped(
@@ -75,6 +89,6 @@ async def handle_bootstrap(cmd: Bootstrap, ctx: CommandContext) -> uuid.UUID:
             ),
             expected_version=0,
         )
-        if cmd.create_default_project and not await ctx.state.project_exists(tx.conn, NIL_PROJECT_ID):
+        if cmd.create_default_project and not default_project_exists:
             await tx.append(ProjectCreated(project_id=NIL_PROJECT_ID, name="default"), expected_version=0)
     return server_id

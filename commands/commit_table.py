@@ -22,9 +22,10 @@ from commands.metadata_cleanup import cleanup_task
 from commands.tabulars import (
     TabularResult,
     claim_location,
+    claim_moved_location,
     claim_name_and_location,
-    claim_new_location,
     metadata_written,
+    require_metadata_file,
 )
 from commands.tasks import schedule_task
 
@@ -51,6 +52,7 @@ async def handle_commit_table(cmd: CommitTable, ctx: CommandContext) -> TabularR
         CommitFailedError: a requirement failed or a concurrent commit won (409).
         BadRequestError: an update is unknown or invalid.
         InvalidLocationError: a new location is outside the warehouse or taken.
+        MetadataFileNotFoundError: the table's current metadata file is gone from storage (404).
     """
     warehouse = await ctx.warehouse(cmd.warehouse_id)
     async with ctx.store.connection() as conn:
@@ -147,6 +149,8 @@ async def append_commit(
 async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow, current: TabularRow) -> TabularResult:
     mode = warehouse.server_side_rebase or ctx.server_side_rebase  # the warehouse's own mode, else the server's
     rebase = rebase_enabled(mode, current.metadata.get("properties") or {})
+    storage = await ctx.storage(warehouse)
+    await require_metadata_file(storage, current.metadata_location)  # as loadTable: not committed on as if present
     try:
         prepared = prepare_commit(current, cmd.requirements, cmd.updates, ctx.now_ms(), ctx.parsed_metadata)
     except CommitFailedError as failure:
@@ -155,10 +159,15 @@ async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow
         return await commit_rebased(ctx, warehouse, _change(cmd), current, failure, reload=False)
     if prepared is None:
         return TabularResult(metadata_location=current.metadata_location, metadata=current.metadata)
-    storage = await ctx.storage(warehouse)
     if prepared.location_changed:  # checked before the metadata file is written below the new location
-        location = str(prepared.document["location"])
-        await claim_new_location(ctx, storage, warehouse=warehouse, location=location, table_id=current.id)
+        await claim_moved_location(
+            ctx,
+            storage,
+            warehouse=warehouse,
+            table_id=current.id,
+            metadata_location=prepared.metadata_location,
+            document=prepared.document,
+        )
     # Only a moved table needs the location check serialised with other writers; otherwise the
     # (stream, version) key alone decides, and the counter row is locked just for the append.
     written = metadata_written(

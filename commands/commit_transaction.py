@@ -12,7 +12,7 @@ from catalog_es.identifiers import Namespace, name_key
 from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError
 from commands.commit_table import PreparedCommit, append_commit, prepare_commit
 from commands.context import CommandContext
-from commands.tabulars import claim_new_location, metadata_files_written
+from commands.tabulars import claim_moved_location, metadata_files_written, require_metadata_file
 
 
 class TableChange(msgspec.Struct, frozen=True):
@@ -55,9 +55,17 @@ async def handle_commit_transaction(cmd: CommitTransaction, ctx: CommandContext)
     serialised = any(commit.location_changed for commit in prepared)
     storage = await ctx.storage(warehouse)
     for commit in prepared:
+        await require_metadata_file(storage, commit.current.metadata_location)
+    for commit in prepared:
         if commit.location_changed:  # before any metadata file is written below a new location
-            location = str(commit.document["location"])
-            await claim_new_location(ctx, storage, warehouse=warehouse, location=location, table_id=commit.current.id)
+            await claim_moved_location(
+                ctx,
+                storage,
+                warehouse=warehouse,
+                table_id=commit.current.id,
+                metadata_location=commit.metadata_location,
+                document=commit.document,
+            )
     try:
         async with metadata_files_written(ctx, storage, files, cmd.metadata, serialised=serialised) as tx:
             # A fixed order (by table id) so concurrent multi-table commits never wait on each other in a cycle.

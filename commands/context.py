@@ -11,17 +11,17 @@ from typing import TypeVar
 import msgspec
 
 from catalog_es.clock import Clock, IdSource, millis
-from catalog_es.errors import BadRequestError, NoSuchNamespaceError, NoSuchWarehouseError, WarehouseInactiveError
+from catalog_es.errors import BadRequestError, NoSuchNamespaceError, NoSuchWarehouseError
 from catalog_es.identifiers import Namespace
 from catalog_es.metadata.commit_cache import ParsedMetadataCache
 from catalog_es.metadata.rebase import RebaseMode
 from catalog_es.protection import ProtectionState
 from catalog_es.soft_delete import SoftDeleteState
-from catalog_es.state import AccessState, CatalogState, NamespaceRow, WarehouseLookup, WarehouseRow
+from catalog_es.state import AccessState, CatalogState, NamespaceRow, WarehouseLookup, WarehouseRow, require_active
 from catalog_es.storage.file_roots import FileStorageRoots
 from catalog_es.storage.files import WarehouseStorage
 from catalog_es.storage.outbound import EndpointPolicy
-from catalog_es.storage.profiles import StorageCredential, decode_credential, decode_profile
+from catalog_es.storage.profiles import StorageCredential, decode_credential, decode_profile, system_identity_of
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import EventStore
 from catalog_es.store.secrets import SecretStore
@@ -74,19 +74,23 @@ class CommandContext:
         if cached is None:
             if conn is None:
                 async with self.store.connection() as own:
-                    cached = decode_credential(await self.secret_store().get(own, reference.id))
+                    document = await self.secret_store().get(own, reference.id)
             else:
-                cached = decode_credential(await self.secret_store().get(conn, reference.id))
+                document = await self.secret_store().get(conn, reference.id)
+            # A warehouse given a system identity while the operator allowed it keeps it, but uses it only while
+            # the setting stays on: nothing asks a metadata service otherwise.
+            self.endpoints.check_system_identity(system_identity_of(document))
+            cached = decode_credential(document)
             self._credentials[reference.id] = cached
         return cached
 
-    async def storage(self, warehouse: WarehouseRow) -> WarehouseStorage:
+    async def storage(self, warehouse: WarehouseRow, conn: Connection | None = None) -> WarehouseStorage:
         """IO for one warehouse, configured from its profile and credential; kept while both stay the same
-        (a FileIO costs a fifth of a commit to set up)."""
+        (a FileIO costs a fifth of a commit to set up). `conn`: as for `credential`."""
         key = msgspec.json.encode((warehouse.id, warehouse.storage_profile, warehouse.credential_fingerprint))
         storage = self._storages.get(key)
         if storage is None:
-            profile, credential = decode_profile(warehouse.storage_profile), await self.credential(warehouse)
+            profile, credential = decode_profile(warehouse.storage_profile), await self.credential(warehouse, conn)
             storage = WarehouseStorage(profile, credential, self.endpoints)
             self._storages[key] = storage
         return storage
@@ -117,13 +121,6 @@ class CommandContext:
         if row is None:
             raise NoSuchWarehouseError(f"Warehouse {warehouse_id} does not exist")
         return require_active(row)
-
-
-def require_active(warehouse: WarehouseRow) -> WarehouseRow:
-    """Raises: WarehouseInactiveError for a deactivated warehouse."""
-    if warehouse.status != "active":
-        raise WarehouseInactiveError(f"Warehouse {warehouse.name!r} is inactive; activate it to use it")
-    return warehouse
 
 
 async def off_loop(function: Callable[..., _T], *args: object) -> _T:

@@ -9,7 +9,7 @@ import msgspec
 from catalog_es.errors import BadRequestError
 from catalog_es.events import Json, TableCreated
 from catalog_es.identifiers import Namespace, validate_name
-from catalog_es.locations import require_inside_warehouse
+from catalog_es.locations import as_written, require_inside_warehouse
 from catalog_es.metadata.tables import metadata_to_json, new_metadata, next_metadata_location, table_directories
 from catalog_es.storage.layout import table_location
 from catalog_es.store.eventstore import EventMetadata
@@ -60,16 +60,13 @@ async def handle_create_table(cmd: CreateTable, ctx: CommandContext) -> TabularR
     base = namespace.properties.get("location", f"{warehouse.location}/{namespace.id}")
     layout = warehouse.storage_profile.get("storage-layout")
     default = table_location(layout, warehouse.location, base, cmd.name, table_id)
-    location = require_inside_warehouse(
-        cmd.location or default,
-        warehouse.location,
-        warehouse.alternative_schemes,
-    )
+    written = as_written(cmd.location or default)  # kept in the metadata as the client spelled it
+    location = require_inside_warehouse(written, warehouse.location, warehouse.alternative_schemes)
     metadata = new_metadata(
         schema=cmd.schema,
         partition_spec=cmd.partition_spec,
         write_order=cmd.write_order,
-        location=location,
+        location=written,
         properties=cmd.properties,
         table_uuid=table_id,
         last_updated_ms=ctx.now_ms(),

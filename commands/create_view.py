@@ -8,7 +8,7 @@ import msgspec
 
 from catalog_es.events import Json, ViewCreated
 from catalog_es.identifiers import Namespace
-from catalog_es.locations import require_inside_warehouse
+from catalog_es.locations import as_written, require_inside_warehouse
 from catalog_es.metadata.views import new_view_metadata, next_view_metadata_location, view_metadata_to_json
 from catalog_es.storage.layout import table_location
 from catalog_es.store.eventstore import EventMetadata
@@ -54,14 +54,11 @@ async def handle_create_view(cmd: CreateView, ctx: CommandContext) -> TabularRes
     base = namespace.properties.get("location", f"{warehouse.location}/{namespace.id}")
     layout = warehouse.storage_profile.get("storage-layout")
     default = table_location(layout, warehouse.location, base, cmd.name, view_id)
-    location = require_inside_warehouse(
-        cmd.location or default,
-        warehouse.location,
-        warehouse.alternative_schemes,
-    )
+    written = as_written(cmd.location or default)  # kept in the metadata as the client spelled it
+    require_inside_warehouse(written, warehouse.location, warehouse.alternative_schemes)
     metadata = new_view_metadata(
         view_uuid=view_id,
-        location=location,
+        location=written,
         schema=cmd.schema,
         view_version=cmd.view_version,
         properties=cmd.properties,

@@ -9,13 +9,14 @@ import msgspec
 from catalog_es.errors import (
     AlreadyExistsError,
     BadRequestError,
+    NamespaceDepthExceededError,
     NamespaceNotEmptyError,
     NoSuchNamespaceError,
     UnprocessableEntityError,
 )
 from catalog_es.events import NamespaceCreated, NamespaceDropped, NamespacePropertiesUpdated
 from catalog_es.identifiers import Namespace, validate_name
-from catalog_es.locations import require_inside_warehouse
+from catalog_es.locations import as_written, require_inside_warehouse
 from catalog_es.storage.layout import namespace_location
 from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext
@@ -69,21 +70,19 @@ async def handle_create_namespace(cmd: CreateNamespace, ctx: CommandContext) -> 
 
     Raises:
         BadRequestError: invalid name or location.
+        NamespaceDepthExceededError: more levels than `max_depth`.
         NoSuchNamespaceError: the parent does not exist.
         AlreadyExistsError: the namespace exists (in any case).
     """
     _validate(cmd.namespace)
     if cmd.max_depth is not None and len(cmd.namespace.parts) > cmd.max_depth:
-        raise BadRequestError(
-            f"Namespace {cmd.namespace} has {len(cmd.namespace.parts)} levels; the maximum depth is {cmd.max_depth}"
-        )
+        raise NamespaceDepthExceededError(f"Namespace exceeds maximum depth of {cmd.max_depth}")  # Lakekeeper's text
     warehouse = await ctx.warehouse(cmd.warehouse_id)
     namespace_id = ctx.ids.new_id()
     properties = dict(cmd.properties)
     if "location" in properties:
-        properties["location"] = require_inside_warehouse(
-            properties["location"], warehouse.location, warehouse.alternative_schemes
-        )
+        properties["location"] = as_written(properties["location"])  # as the client spelled it, checked canonically
+        require_inside_warehouse(properties["location"], warehouse.location, warehouse.alternative_schemes)
     async with ctx.store.transaction(cmd.metadata) as tx:
         if await ctx.state.namespace(tx.conn, cmd.warehouse_id, cmd.namespace) is not None:
             raise AlreadyExistsError(f"Namespace already exists: {cmd.namespace}")
@@ -125,9 +124,8 @@ async def handle_update_namespace_properties(
     updates = dict(cmd.updates)
     if "location" in updates:
         warehouse = await ctx.warehouse(cmd.warehouse_id)
-        updates["location"] = require_inside_warehouse(
-            updates["location"], warehouse.location, warehouse.alternative_schemes
-        )
+        updates["location"] = as_written(updates["location"])
+        require_inside_warehouse(updates["location"], warehouse.location, warehouse.alternative_schemes)
     async with ctx.store.transaction(cmd.metadata) as tx:
         row = await ctx.existing_namespace(tx.conn, cmd.warehouse_id, cmd.namespace)
         removed = sorted(key for key in set(cmd.removals) if key in row.properties)

@@ -15,6 +15,7 @@ from catalog_es.errors import (
     BadRequestError,
     CatalogError,
     InvalidLocationError,
+    MetadataFileNotFoundError,
     NoSuchTableError,
     NoSuchViewError,
 )
@@ -244,6 +245,51 @@ async def claim_new_location(
         await claim_location(ctx, conn, warehouse=warehouse, location=location, table_id=table_id)
     if not await off_loop(storage.is_empty, location):
         raise InvalidLocationError(f"Table location {location} is not empty")
+
+
+async def require_metadata_file(storage: WarehouseStorage, metadata_location: str) -> None:
+    """The current metadata file must still be in storage: the log keeps its document, but a table whose file
+    was deleted behind the catalog's back is not served from the log as if nothing happened (Iceberg Java's
+    catalogs fail to read it; Iceberg 1.11's kit expects loadTable to fail so).
+
+    Raises:
+        MetadataFileNotFoundError: (404 NotFoundException) storage says the file is not there.
+    """
+    if await off_loop(storage.file_missing, metadata_location):
+        raise MetadataFileNotFoundError(f"Failed to open input stream for file: {metadata_location}")
+
+
+async def claim_moved_location(
+    ctx: CommandContext,
+    storage: WarehouseStorage,
+    *,
+    warehouse: WarehouseRow,
+    table_id: uuid.UUID,
+    metadata_location: str,
+    document: Json,
+) -> None:
+    """`set-location`'s claim: a new table's rules, except that the files the committed metadata references
+    (and their Hadoop checksum sidecars) may lie there already.
+
+    A replace transaction with a new location (Java's `replaceTransaction()` with an append, Spark's CREATE OR
+    REPLACE … LOCATION … AS SELECT) writes its data, manifests and manifest list below the new location before
+    it commits. Only manifest lists and manifests there are read (as a purge reads them), so a file counts as the
+    client's own only when it was named from inside the location, where the client evidently writes. Anything
+    else there is someone else's, which a purge of this table must never reach.
+
+    Raises:
+        InvalidLocationError: outside the warehouse, overlapping another table, or holding other files.
+    """
+    location = str(document["location"])
+    async with ctx.store.connection() as conn:
+        await claim_location(ctx, conn, warehouse=warehouse, location=location, table_id=table_id)
+    if await off_loop(storage.is_empty, location):
+        return
+    foreign = await off_loop(storage.foreign_files, location, metadata_location, document)
+    if foreign:
+        raise InvalidLocationError(
+            f"Table location {location} is not empty: {len(foreign)} file(s) there are not this commit's"
+        )
 
 
 @asynccontextmanager

@@ -27,6 +27,7 @@ from catalog_es.events import (
 from catalog_es.identifiers import name_key
 from catalog_es.metadata.rebase import RebaseMode
 from catalog_es.state import WarehouseRow
+from catalog_es.storage.backends import validate_access
 from catalog_es.storage.delete_profiles import decode_delete_profile
 from catalog_es.storage.file_roots import storage_overlaps
 from catalog_es.storage.profiles import (
@@ -39,8 +40,8 @@ from catalog_es.storage.profiles import (
     decode_profile,
     encode_credential,
     encode_profile,
+    system_identity_of,
 )
-from catalog_es.storage.s3 import validate_access
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import EventMetadata, Transaction
 from commands.context import CommandContext, off_loop
@@ -109,7 +110,9 @@ class DeleteWarehouse(msgspec.Struct, frozen=True):
     force: bool = False
 
 
-def _credential(document: Json | None) -> StorageCredential | None:
+def _credential(document: Json | None, ctx: CommandContext) -> StorageCredential | None:
+    """Raises: BadRequestError for an invalid credential or a system identity the operator has not enabled."""
+    ctx.endpoints.check_system_identity(system_identity_of(document))
     return None if document is None else decode_credential(document)
 
 
@@ -171,7 +174,7 @@ async def handle_create_warehouse(cmd: CreateWarehouse, ctx: CommandContext) -> 
     storage not accessible), NoSuchProjectError, AlreadyExistsError.
     """
     name = validate_display_name(cmd.name, "Warehouse")
-    profile, credential = decode_profile(cmd.storage_profile), _credential(cmd.storage_credential)
+    profile, credential = decode_profile(cmd.storage_profile), _credential(cmd.storage_credential, ctx)
     delete_profile = decode_delete_profile(cmd.delete_profile)
     await _require_allowed_storage(ctx, profile)
     async with ctx.store.connection() as conn:  # before the probe writes into someone else's warehouse
@@ -222,7 +225,7 @@ async def handle_update_storage(cmd: UpdateStorage, ctx: CommandContext) -> None
     profile = decode_profile(cmd.storage_profile)
     check_profile_update(decode_profile(current.storage_profile), profile)
     await _require_allowed_storage(ctx, profile)
-    new_credential = _credential(cmd.storage_credential)
+    new_credential = _credential(cmd.storage_credential, ctx)
     credential = new_credential if cmd.storage_credential is not None else await ctx.credential(current)
     await off_loop(validate_access, profile, credential, ctx.endpoints)
     async with ctx.store.transaction(cmd.metadata) as tx:
@@ -247,7 +250,7 @@ async def handle_update_credential(cmd: UpdateCredential, ctx: CommandContext) -
         current = await ctx.state.warehouse_by_id(conn, cmd.warehouse_id)
     if current is None:
         raise NoSuchWarehouseError(f"Warehouse {cmd.warehouse_id} does not exist")
-    credential = _credential(cmd.storage_credential)
+    credential = _credential(cmd.storage_credential, ctx)
     await off_loop(validate_access, decode_profile(current.storage_profile), credential, ctx.endpoints)
     async with ctx.store.transaction(cmd.metadata) as tx:
         row = await _existing(tx, ctx, cmd.warehouse_id)

@@ -19,8 +19,8 @@ from api.container import services
 from api.dependencies import RequestScope, split_warehouse_name
 from api.settings import Settings
 from catalog_es.errors import BadRequestError, NoSuchWarehouseError
+from catalog_es.state import require_active
 from catalog_es.store.database import Connection
-from commands.context import require_active
 
 
 @get("/config", opt=requires(configured_warehouse))

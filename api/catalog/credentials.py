@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, NamedTuple
 from urllib.parse import quote
 
 from litestar import Request, get
@@ -18,36 +17,21 @@ from api.catalog.wire import LoadCredentialsResponse, StorageCredential
 from api.container import services
 from api.dependencies import RequestScope, parse_namespace
 from api.encoded_slash import decode_name
-from catalog_es.errors import NoSuchTableError, StorageAccessError
+from catalog_es.errors import NoSuchTableError
 from catalog_es.state import TabularRow
-from catalog_es.storage.access_delegation import HEADER, parse_access_delegation, vends_credentials
-from catalog_es.storage.adls import (
-    AdlsProfile,
-    AzureClientCredential,
-    AzureSharedKeyCredential,
-    AzureSystemIdentityCredential,
-)
-from catalog_es.storage.adls_sas import adls_vended_config
-from catalog_es.storage.gcs import GcsProfile, GcsServiceAccountKeyCredential, GcsSystemIdentityCredential
-from catalog_es.storage.gcs_tokens import gcs_vended_config
-from catalog_es.storage.profiles import S3Profile, decode_profile
+from catalog_es.storage.access_delegation import HEADER, parse_access_delegation
+from catalog_es.storage.backends import StorageBackend
 from catalog_es.storage.session_policy import AccessLevel
-from catalog_es.storage.sts import VendedCredential
 from catalog_es.store.database import Connection
-from commands.context import off_loop
+from projections.catalog.sign_lookup import table_by_id
 
-AzureCredentialTypes = (AzureSharedKeyCredential, AzureClientCredential, AzureSystemIdentityCredential)
-GcsCredentialTypes = (GcsServiceAccountKeyCredential, GcsSystemIdentityCredential)
 DelegationHeader = Annotated[str | None, HeaderParameter(name=HEADER)]
 
 
-VendingProfile = S3Profile | AdlsProfile | GcsProfile
-
-
 class VendingTarget(NamedTuple):
-    """What vended credentials are for: the warehouse's profile, the table location, the caller's level."""
+    """What vended credentials are for: the warehouse's storage backend, the table location, the caller's level."""
 
-    profile: VendingProfile
+    backend: StorageBackend
     location: str
     level: AccessLevel | None
 
@@ -79,52 +63,28 @@ async def access_level(request: Request[Any, Any, Any], conn: Connection, table_
 
 
 async def _vend_keys(
-    req: RequestScope, request: Request[Any, Any, Any], target: VendingTarget, refresh_path: str
+    request: Request[Any, Any, Any], principal_id: str, target: VendingTarget, refresh_path: str
 ) -> dict[str, str]:
-    """The config keys of credentials for the target: S3 STS keys, an ADLS directory SAS, or a GCS token.
+    """The config keys of credentials for the target (S3 STS keys, an ADLS SAS, a GCS token) and where clients
+    refresh them.
 
     Raises:
-        StorageAccessError: the store refused, or the warehouse credential does not fit its profile.
+        StorageAccessError: the store refused, or the warehouse credential cannot vend.
     """
     assert target.level is not None  # checked by the callers
-    credential = await req.ctx.credential(req.warehouse)  # read on the request's connection by `vending_target`
-    profile, location, level = target.profile, target.location, target.level
-    if isinstance(profile, S3Profile):
-        vendor = services(request.app.state).vendor
-        return _keys(await vendor.vend(profile, credential, location, level, req.principal.user_id), refresh_path)
-    permissions: Literal["read", "read-write-delete"] = "read" if level == "read" else "read-write-delete"
-    if isinstance(profile, AdlsProfile) and isinstance(credential, AzureCredentialTypes):
-        now = datetime.now(UTC)
-        return await off_loop(adls_vended_config, profile, credential, location, permissions, now)
-    if isinstance(profile, GcsProfile) and isinstance(credential, GcsCredentialTypes):
-        return await off_loop(gcs_vended_config, profile, credential, location, permissions)
-    raise StorageAccessError("The warehouse's storage credential cannot issue credentials for its profile")
+    vendor = services(request.app.state).vendor
+    keys = await vendor.vend(target.backend, target.location, target.level, principal_id)
+    return {**keys, "client.refresh-credentials-endpoint": refresh_path}
 
 
-def _keys(vended: VendedCredential, refresh_path: str) -> dict[str, str]:
-    return {
-        "s3.access-key-id": vended.access_key_id,
-        "s3.secret-access-key": vended.secret_access_key,
-        "s3.session-token": vended.session_token,
-        "s3.session-token-expires-at-ms": str(vended.expires_at_ms()),
-        "client.refresh-credentials-endpoint": refresh_path,
-    }
-
-
-def vending_profile(req: RequestScope, header: str | None) -> VendingProfile | None:
-    """The warehouse's profile when a table response vends credentials (`access_delegation`), else None: S3 with
-    `sts-enabled`, ADLS with `sas-enabled`, GCS with `sts-enabled`."""
+async def vending_backend(req: RequestScope, header: str | None) -> StorageBackend | None:
+    """The warehouse's storage backend when a table response vends credentials (`X-Iceberg-Access-Delegation`
+    asks for them and the store vends: S3 with `sts-enabled`, ADLS with `sas-enabled`, GCS with `sts-enabled`)."""
     modes = parse_access_delegation(header)
     if "vended-credentials" not in modes or "client-managed" in modes:
         return None
-    profile = decode_profile(req.warehouse.storage_profile)
-    if isinstance(profile, S3Profile):
-        return profile if vends_credentials(modes, profile) else None
-    if isinstance(profile, AdlsProfile):
-        return profile if profile.sas_enabled else None
-    if isinstance(profile, GcsProfile):
-        return profile if profile.sts_enabled else None
-    return None
+    backend = (await req.ctx.storage(req.warehouse)).backend
+    return backend if backend.vends(modes) else None
 
 
 async def vending_target(
@@ -132,14 +92,20 @@ async def vending_target(
     request: Request[Any, Any, Any],
     conn: Connection,
     row: TabularRow | None,
-    profile: VendingProfile | None,
+    backend: StorageBackend | None,
 ) -> VendingTarget | None:
     """What to vend for an existing table, read on the request's connection (its row, the caller's level on
-    it, the warehouse credential), so that the STS call later holds no database connection."""
-    if profile is None or row is None:
+    it, the warehouse credential), so that the STS call later holds no database connection.
+
+    Under an as-of prefix the level is read at most (a past catalog is read-only), and nothing is vended for a
+    table that is dropped now: its files are no longer the catalog's to hand out.
+    """
+    if backend is None or row is None:
         return None
-    await req.ctx.credential(req.warehouse, conn)
-    return VendingTarget(profile, row.location, await access_level(request, conn, row.id))
+    if req.as_of is not None and await table_by_id(conn, req.warehouse.id, row.id) is None:
+        return None
+    level = await access_level(request, conn, row.id)
+    return VendingTarget(backend, row.location, "read" if level is not None and req.as_of is not None else level)
 
 
 async def delegated(
@@ -154,7 +120,7 @@ async def delegated(
     config = (await req.ctx.storage(req.warehouse)).client_config
     if target is None or target.level is None:
         return Delegated(config)
-    keys = await _vend_keys(req, request, target, refresh_path)
+    keys = await _vend_keys(request, req.principal.user_id, target, refresh_path)
     return Delegated({**config, **keys}, [StorageCredential(prefix=target.location, config=keys)])
 
 
@@ -176,7 +142,7 @@ async def load_credentials(
     """
     async with audited(request) as note:  # a credentials read is audited like loadTable (CATALOG_ES__AUDIT_READS)
         ident = parse_namespace(namespace)
-        vending = vending_profile(req, "vended-credentials")
+        vending = await vending_backend(req, "vended-credentials")
         async with req.ctx.store.connection() as conn:  # released before the STS call
             row = await req.read_model.table(conn, req.warehouse.id, ident, decode_name(table))
             if row is None:
@@ -185,6 +151,6 @@ async def load_credentials(
         if target is None or target.level is None:
             note.reason = "no credentials: STS off or no data access"
             return LoadCredentialsResponse(storage_credentials=[])
-        keys = await _vend_keys(req, request, target, credentials_path(request))
+        keys = await _vend_keys(request, req.principal.user_id, target, credentials_path(request))
         note.reason = f"vended: {target.level} on table {row.id}"
         return LoadCredentialsResponse(storage_credentials=[StorageCredential(prefix=target.location, config=keys)])

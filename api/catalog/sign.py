@@ -21,18 +21,14 @@ from api.auth.audited import audited, without_secrets
 from api.auth.principal import request_principal
 from api.auth.rules import in_handler, requires
 from api.catalog.wire import Wire
-from api.container import services
+from api.container import Services, services
 from api.dependencies import parse_namespace
 from api.encoded_slash import decode_name
 from api.idempotency import NOT_IDEMPOTENT
-from catalog_es.errors import ForbiddenError
-from catalog_es.state import TabularRow, WarehouseRow
-from catalog_es.storage.profiles import S3AccessKeyCredential, S3Profile, decode_profile
-from catalog_es.storage.sign_scope import S3Request, Scope, inside, request_scope
-from catalog_es.storage.signer import sign_request
+from catalog_es.errors import BadRequestError, ForbiddenError
+from catalog_es.state import TabularRow, WarehouseRow, require_active
+from catalog_es.storage.signing import RequestSigner, Scope, SignRequest
 from catalog_es.store.database import Connection
-from commands.context import require_active
-from projections.catalog.queries import CatalogReadModel
 from projections.catalog.sign_lookup import table_at, table_by_id
 
 _NOT_SIGNED: Final = "This request cannot be signed: no table the caller may {} holds these objects"
@@ -108,45 +104,40 @@ async def _sign(
 ) -> Response[RemoteSignResult]:
     # Recorded in the access log: every refusal, and with `audit_reads` every signature (the S3 method and URL).
     async with audited(request, method=data.method, path=without_secrets(data.uri)) as note:
-        result, table_id, privilege = await _signed(request, target, data)
-        note.reason = f"signed: {privilege} on table {table_id}"
+        result, table_id, scope = await _signed(request, target, data)
+        objects = " ".join(scope.locations)
+        note.reason = f"signed {scope.operation}: {scope.privilege} on table {table_id}: {objects}"
     # Never cached by the client: Iceberg Java would reuse a signature for another Range of the same object.
     return Response(result, headers={"Cache-Control": "no-cache"})
 
 
 async def _signed(
     request: Request[Any, Any, Any], target: _Target, data: RemoteSignRequest
-) -> tuple[RemoteSignResult, uuid.UUID, str]:
-    """The signed request, the table it acts on and the privilege that allowed it. Raises: ForbiddenError."""
+) -> tuple[RemoteSignResult, uuid.UUID, Scope]:
+    """The signed request, the table it acts on and what it touches. Raises: ForbiddenError."""
     if data.provider not in (None, "s3"):
         raise ForbiddenError(f"Only S3 requests are signed, not {data.provider!r}")
     app = services(request.app.state)
+    wanted = SignRequest(data.region, data.method, data.uri, data.headers, data.body)
     async with app.ctx.store.connection() as conn:
-        table, warehouse, profile, scope = await _resolve(conn, app.read_model, target, data)
+        table, signer, scope = await _resolve(conn, app, target, wanted)
         verb = "read" if scope.privilege == "select" else "write"
         if not await app.authorizer.allowed(conn, request_principal(request.scope), table.id, scope.privilege):
             raise ForbiddenError(_NOT_SIGNED.format(verb))
-    if not inside(scope, table.location):
+    if not signer.covers(scope, table.location):
         raise ForbiddenError("The request names an object outside the table's location")
-    if data.region != profile.region:
-        raise ForbiddenError(f"The request is for region {data.region!r}, the warehouse's storage is in another")
-    credential = await app.ctx.credential(warehouse)
-    if not isinstance(credential, S3AccessKeyCredential):
-        raise ForbiddenError("The warehouse has no S3 access key to sign with")
-    body = data.body if scope.privilege == "modify" and data.method.upper() == "POST" and not scope.listing else None
-    headers = sign_request(credential, profile.region, data.method, data.uri, data.headers, body)
-    return RemoteSignResult(uri=data.uri, headers=headers), table.id, scope.privilege
+    return RemoteSignResult(uri=data.uri, headers=signer.sign(wanted, scope)), table.id, scope
 
 
 async def _resolve(
-    conn: Connection, read_model: CatalogReadModel, target: _Target, data: RemoteSignRequest
-) -> tuple[TabularRow, WarehouseRow, S3Profile, Scope]:
-    """The table the request acts on, its warehouse and S3 profile, and the objects the request names.
+    conn: Connection, app: Services, target: _Target, wanted: SignRequest
+) -> tuple[TabularRow, RequestSigner, Scope]:
+    """The table the request acts on, its warehouse's signer, and what the request touches.
 
     Raises: ForbiddenError, the same for a missing table, a view, or a table in a hidden warehouse.
     """
-    verb = "read" if data.method.upper() in ("GET", "HEAD") else "write"
-    hidden = ForbiddenError(_NOT_SIGNED.format(verb))
+    verb = "read" if wanted.method.upper() in ("GET", "HEAD") else "write"
+    hidden, read_model = ForbiddenError(_NOT_SIGNED.format(verb)), app.read_model
     warehouse_id = _warehouse_id(target.warehouse, hidden)
     table: TabularRow | None = None
     if target.table is not None and warehouse_id is not None and target.namespace is not None:
@@ -159,55 +150,51 @@ async def _resolve(
     if warehouse is None and warehouse_id is not None:
         warehouse = await read_model.warehouse_by_id(conn, warehouse_id)
     if table is None or warehouse is None:
-        return await _by_location(conn, read_model, warehouse, warehouse_id, data, hidden)
-    profile = _signing_profile(require_active(warehouse), hidden)
-    scope = request_scope(profile, S3Request(data.method, data.uri, data.body))
-    if target.table_id is not None and not inside(scope, table.location):
-        return await _by_location(conn, read_model, warehouse, warehouse_id, data, hidden)  # Lakekeeper's fallback
-    return table, warehouse, profile, scope
+        return await _by_location(conn, app, warehouse, warehouse_id, wanted, hidden)
+    signer = await _signer(conn, app, require_active(warehouse), hidden)
+    scope = signer.scope(wanted)
+    if target.table_id is not None and not signer.covers(scope, table.location):
+        return await _by_location(conn, app, warehouse, warehouse_id, wanted, hidden)  # Lakekeeper's
+    return table, signer, scope
 
 
 async def _by_location(
     conn: Connection,
-    read_model: CatalogReadModel,
+    app: Services,
     warehouse: WarehouseRow | None,
     warehouse_id: uuid.UUID | None,
-    data: RemoteSignRequest,
+    wanted: SignRequest,
     hidden: ForbiddenError,
-) -> tuple[TabularRow, WarehouseRow, S3Profile, Scope]:
+) -> tuple[TabularRow, RequestSigner, Scope]:
     if warehouse_id is not None and warehouse is None:
         raise hidden
     if warehouse is not None:
-        profile = _signing_profile(require_active(warehouse), hidden)
-        scope = request_scope(profile, S3Request(data.method, data.uri, data.body))
+        signer = await _signer(conn, app, require_active(warehouse), hidden)
+        scope = signer.scope(wanted)
         table = await table_at(conn, warehouse.id, scope.locations[0])
         if table is None:
             raise hidden
-        return table, warehouse, profile, scope
-    for candidate in await read_model.all_warehouses(conn):  # the global signer: whose bucket is this?
-        profile_or_none = _profile_if_signing(candidate)
-        if profile_or_none is None:
-            continue
+        return table, signer, scope
+    for candidate in await app.read_model.all_warehouses(conn):  # the global signer: whose bucket is this?
         try:
-            scope = request_scope(profile_or_none, S3Request(data.method, data.uri, data.body))
-        except ForbiddenError:
+            signer = await _signer(conn, app, candidate, hidden)
+            scope = signer.scope(wanted)
+        except (ForbiddenError, BadRequestError):  # not signing, another bucket, or a store it cannot reach
             continue
         table = await table_at(conn, candidate.id, scope.locations[0])
         if table is not None:
-            return table, require_active(candidate), profile_or_none, scope
+            require_active(candidate)
+            return table, signer, scope
     raise hidden
 
 
-def _profile_if_signing(warehouse: WarehouseRow) -> S3Profile | None:
-    profile = decode_profile(warehouse.storage_profile)
-    return profile if isinstance(profile, S3Profile) and profile.remote_signing_enabled else None
-
-
-def _signing_profile(warehouse: WarehouseRow, hidden: ForbiddenError) -> S3Profile:
-    profile = _profile_if_signing(warehouse)
-    if profile is None:
+async def _signer(conn: Connection, app: Services, warehouse: WarehouseRow, hidden: ForbiddenError) -> RequestSigner:
+    """The warehouse's signer. Raises: the hidden error where its store does not sign (remote signing off, or no
+    key to sign with)."""
+    signer = (await app.ctx.storage(warehouse, conn)).backend.signer
+    if signer is None:
         raise hidden
-    return profile
+    return signer
 
 
 def _warehouse_id(prefix: str | None, hidden: ForbiddenError) -> uuid.UUID | None:

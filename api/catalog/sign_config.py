@@ -18,11 +18,13 @@ async def table_config(
 ) -> dict[str, str]:
     """`config` with the signer's keys merged over it when the table's clients sign through the catalog.
 
-    The signer URI is the catalog's base as this request reached it (`<scheme>://<host>/catalog`).
+    The signer URI is the catalog's base as this request reached it (`<scheme>://<host>/catalog`). Nothing is
+    signed under an as-of prefix (a past catalog: its data is read with vended, read-only credentials).
     """
     storage = await req.ctx.storage(req.warehouse)
     modes = parse_access_delegation(request.headers.get("x-iceberg-access-delegation"))
     catalog_uri = str(request.base_url).rstrip("/") + PATH.removesuffix("/v1")
     prefix = str(request.path_params["prefix"])
-    extra = remote_signing_config(storage.profile, modes, catalog_uri, prefix, namespace, table)
+    can_sign = storage.backend.signer is not None and req.as_of is None
+    extra = remote_signing_config(storage.profile, modes, catalog_uri, prefix, namespace, table, can_sign)
     return {**config, **extra} if extra else config

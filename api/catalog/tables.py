@@ -17,7 +17,7 @@ from api.catalog.credentials import (
     VendingTarget,
     credentials_path,
     delegated,
-    vending_profile,
+    vending_backend,
     vending_target,
 )
 from api.catalog.etags import etag, etag_header
@@ -66,6 +66,7 @@ from commands.tabular_lifecycle import (
     handle_register_table,
     handle_rename_table,
 )
+from commands.tabulars import require_metadata_file
 from projections.catalog.queries import CatalogReadModel
 
 
@@ -127,7 +128,7 @@ class TablesController(Controller):
         result = await handle_create_table(command, req.ctx)
         # The creator (create on the namespace) writes the new table's first files: read-write.
         location, refresh = str(result.metadata["location"]), credentials_path(request, data.name)
-        profile = vending_profile(req, delegation)
+        profile = await vending_backend(req, delegation)
         target = None if profile is None else VendingTarget(profile, location, "read-write")
         access = await delegated(req, request, target, refresh)
         loaded = LoadTableResult(
@@ -151,7 +152,7 @@ class TablesController(Controller):
     ) -> Response[LoadTableDocument | None]:
         """The connection is released before credentials are vended: an STS call never holds one."""
         ident, name = parse_namespace(namespace), decode_name(table)
-        profile = vending_profile(req, delegation)
+        profile = await vending_backend(req, delegation)
         row: TabularRow | None = None
         async with req.ctx.store.connection() as conn:
             if snapshots == "all" and profile is None:  # the common case: the stored document is sent as it is
@@ -168,6 +169,8 @@ class TablesController(Controller):
             if if_none_match is not None and tag in (part.strip() for part in if_none_match.split(",")):
                 return Response(None, status_code=304, headers={"ETag": tag})
             target = await vending_target(req, request, conn, row, profile)
+        if req.as_of is None:  # a past catalog is the log's record: its old metadata files may be gone by design
+            await require_metadata_file(await req.ctx.storage(req.warehouse), location)  # no connection held
         access = await delegated(req, request, target, credentials_path(request))
         result = LoadTableDocument(
             metadata=metadata,
@@ -271,7 +274,7 @@ class TablesController(Controller):
         )
         result = await handle_register_table(command, req.ctx)
         location, refresh = str(result.metadata["location"]), credentials_path(request, data.name)
-        profile = vending_profile(req, delegation)
+        profile = await vending_backend(req, delegation)
         target = None if profile is None else VendingTarget(profile, location, "read-write")
         access = await delegated(req, request, target, refresh)
         return LoadTableResult(

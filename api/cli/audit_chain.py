@@ -21,26 +21,50 @@ ExpectHead = Annotated[
 ]
 
 
-def _anchor(value: str) -> tuple[int, bytes]:
+ExpectAccessHead = Annotated[
+    str | None,
+    typer.Option(
+        "--expect-access-head",
+        help="ID:SHA256 printed by an earlier run: fail unless the access-log chain still holds that link",
+    ),
+]
+_LINK_AT = {
+    "catalog_events": "SELECT digest FROM catalog_event_chain WHERE global_position = %s",
+    "access_audit_log": "SELECT digest FROM access_audit_log WHERE id = %s",
+}
+
+
+def _anchor(value: str, option: str) -> tuple[int, bytes]:
     position, _, digest = value.partition(":")
     try:
         return int(position), bytes.fromhex(digest)
     except ValueError:
-        fail(f"--expect-head wants POSITION:SHA256 (hex), not {value!r}", 2)
+        fail(f"{option} wants POSITION:SHA256 (hex), not {value!r}", 2)
 
 
-async def check_chains(conn: Connection, expect_head: str | None) -> list[ChainReport]:
-    """Both chains verified; an anchor that no longer matches is reported as a problem of the event chain."""
+async def _check_anchor(conn: Connection, report: ChainReport, anchor: tuple[int, bytes]) -> None:
+    """A recorded link must still be there, unchanged: else the chain was recomputed or cut back past it."""
+    position, digest = anchor
+    cursor = await conn.execute(_LINK_AT[report.chain].encode(), (position,))
+    row = await cursor.fetchone()
+    if row is None or row[0] is None or bytes(row[0]) != digest:
+        report.problems.append(
+            f"the chain no longer holds the recorded link at {position}: it was recomputed, or cut back past it"
+        )
+
+
+async def check_chains(
+    conn: Connection, expect_head: str | None, expect_access_head: str | None = None
+) -> list[ChainReport]:
+    """Both chains verified; an anchor that no longer matches is reported as a problem of its chain."""
     from catalog_es.store.hash_chain import verify_access_chain, verify_event_chain  # noqa: PLC0415
 
-    events = await verify_event_chain(conn)
+    events, access = await verify_event_chain(conn), await verify_access_chain(conn)
     if expect_head is not None:
-        position, digest = _anchor(expect_head)
-        cursor = await conn.execute("SELECT digest FROM catalog_event_chain WHERE global_position = %s", (position,))
-        row = await cursor.fetchone()
-        if row is None or bytes(row[0]) != digest:
-            events.problems.append(f"the chain no longer holds the recorded link at {position}: it was recomputed")
-    return [events, await verify_access_chain(conn)]
+        await _check_anchor(conn, events, _anchor(expect_head, "--expect-head"))
+    if expect_access_head is not None:
+        await _check_anchor(conn, access, _anchor(expect_access_head, "--expect-access-head"))
+    return [events, access]
 
 
 def print_chain(report: ChainReport) -> None:

@@ -52,25 +52,11 @@ async def entity_names(conn: Connection, events: Iterable[RecordedEvent]) -> dic
     return names
 
 
-def _schema_fields(metadata: dict[str, Any], schema_id: int | None) -> dict[int, str]:
-    for schema in metadata.get("schemas", []):
-        if schema.get("schema-id") == schema_id:
-            return {field["id"]: field["name"] for field in schema.get("fields", [])}
-    return {}
-
-
 def _commit_details(data: dict[str, Any]) -> list[str]:
-    """Columns added and rows/files appended, read from the commit's updates."""
+    """Rows and files appended, read from the commit's snapshots (columns are in the change summary)."""
     details: list[str] = []
-    metadata = data.get("metadata") or {}
     for update in data.get("updates", []):
-        action = update.get("action")
-        if action == "add-schema":
-            previous = _schema_fields(metadata, _previous_schema_id(metadata))
-            fields = update.get("schema", {}).get("fields", [])
-            if previous:
-                details += [f"+column {field['name']}" for field in fields if field["id"] not in previous]
-        elif action == "add-snapshot":
+        if update.get("action") == "add-snapshot":
             summary = update.get("snapshot", {}).get("summary", {})
             records, files = summary.get("added-records"), summary.get("added-data-files")
             if records is not None or files is not None:
@@ -78,14 +64,8 @@ def _commit_details(data: dict[str, Any]) -> list[str]:
     return details
 
 
-def _previous_schema_id(metadata: dict[str, Any]) -> int | None:
-    """The schema before the newest one (commits add at most one schema at a time in practice)."""
-    ids = sorted(schema.get("schema-id", 0) for schema in metadata.get("schemas", []))
-    return ids[-2] if len(ids) >= 2 else None
-
-
-def describe(event: RecordedEvent) -> str:
-    """One line: the change summary, plus columns and rows added, or `old → new` for a rename."""
+def describe(event: RecordedEvent, document: dict[str, Any] | None = None) -> str:
+    """One line: the change summary (columns too), plus rows added, or `old → new` for a rename."""
     data = event.data
     if event.type in (TableRenamed.type_name, ViewRenamed.type_name):
         return f"{data.get('from_name')} → {data.get('name')}"
@@ -93,7 +73,7 @@ def describe(event: RecordedEvent) -> str:
         return f"→ {data.get('name')}"
     if event.type in (WarehouseCreated.type_name, ProjectCreated.type_name):
         return f"name {data.get('name')}"
-    entry = history_entry(event)
+    entry = history_entry(event, document)
     parts = [entry.summary.describe()] if entry.summary and entry.summary.describe() else []
     if current_type(event.type) == TableCommitted.type_name:
         parts += _commit_details(data)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from api.cli.catalog_uri import resolve_catalog_uri
 from api.cli.session import DataDir, cli_dsn, cli_settings, command_group, fail, until_signalled
 from api.settings import Settings
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 maintenance_cli = command_group("Table maintenance (compaction, snapshot expiry, orphan files, manifests) on Spark.")
 
 
-def _runner(settings: Settings, catalog_uri: str | None) -> MaintenanceRunner:
+def _runner(settings: Settings, catalog_uri: str) -> MaintenanceRunner:
     """The worker's one SparkSession, on the offline jars unless `spark_packages` names Maven coordinates."""
     from catalog_es.spark.artifacts import SparkJarsError  # noqa: PLC0415 - the CLI imports lazily (fast --help)
     from catalog_es.spark.jars import spark_jars  # noqa: PLC0415
@@ -36,7 +37,7 @@ def _runner(settings: Settings, catalog_uri: str | None) -> MaintenanceRunner:
     spark.sparkContext.setLogLevel("ERROR")
     typer.echo(f"Spark session on {options.spark_master} ready in {time.monotonic() - started:.1f} s", err=True)
     access = CatalogAccess(
-        uri=catalog_uri or options.catalog_uri or settings.public_uri,
+        uri=catalog_uri,
         credential=options.credential,
         oauth2_server_uri=options.oauth2_server_uri,
         scope=options.scope,
@@ -69,7 +70,11 @@ def run_command(
         bool, typer.Option("--once", help="Evaluate the triggers, run every due job, wait for them and exit")
     ] = False,
     catalog_uri: Annotated[
-        str | None, typer.Option(help="The catalog as Spark reaches it [default: settings' host:port /catalog]")
+        str | None,
+        typer.Option(
+            help="The catalog as Spark reaches it [default: CATALOG_ES__MAINTENANCE__CATALOG_URI, else the URI the "
+            "`serve` on this data dir records]"
+        ),
     ] = None,
 ) -> None:
     """Run due maintenance jobs on one SparkSession (`CATALOG_ES__MAINTENANCE__*`: master, parallelism, lease).
@@ -82,7 +87,8 @@ def run_command(
 
     settings = cli_settings(data_dir)
     configure_logging(settings.log_level, json=settings.log_json)
-    runner = _runner(settings, catalog_uri)
+    uri = resolve_catalog_uri(settings, catalog_uri, settings.maintenance.catalog_uri)  # before any job is claimed
+    runner = _runner(settings, uri)
     try:
         if once:
             ran = asyncio.run(_work(settings, runner, once=True))

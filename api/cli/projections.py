@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from api.cli.audit_chain import ExpectHead, check_chains, print_chain
+from api.cli.audit_chain import ExpectAccessHead, ExpectHead, check_chains, print_chain
 from api.cli.session import DataDir, cli_dsn, cli_settings, command_group, fail, on_connection, until_signalled
 
 if TYPE_CHECKING:
@@ -136,7 +136,12 @@ def _print_verification(result: Verification) -> None:
             typer.echo(f"  {diff.table} replay only: {row!r}")
 
 
-def audit_verify(name: Name = None, data_dir: DataDir = None, expect_head: ExpectHead = None) -> None:
+def audit_verify(
+    name: Name = None,
+    data_dir: DataDir = None,
+    expect_head: ExpectHead = None,
+    expect_access_head: ExpectAccessHead = None,
+) -> None:
     """Check the hash chains over the event log and the access log (nothing altered or removed), then recompute
     every read model (or NAME) from the log and diff it with the live one; exit 1 on any problem."""
     from projections.registry import PROJECTIONS  # noqa: PLC0415 - the CLI imports lazily (fast --help)
@@ -146,7 +151,7 @@ def audit_verify(name: Name = None, data_dir: DataDir = None, expect_head: Expec
     chosen = _chosen(name, name is None, PROJECTIONS)
 
     async def work(conn: Connection) -> tuple[list[ChainReport], list[Verification]]:
-        chains = await check_chains(conn, expect_head) if name is None else []
+        chains = await check_chains(conn, expect_head, expect_access_head) if name is None else []
         if not all(c.intact for c in chains):
             return chains, []  # replaying a broken log would only repeat what the chain found
         return chains, [await verify_projection(conn, p) for p in chosen]

@@ -115,6 +115,7 @@ def serve(
     from api.runtime.database import bootstrap  # noqa: PLC0415
     from api.runtime.nats import nats_url  # noqa: PLC0415
     from api.runtime.schema_check import migrate_or_exit  # noqa: PLC0415
+    from api.runtime.serving_record import local_catalog_uri, serving_recorded  # noqa: PLC0415
 
     settings = cli_settings(
         data_dir, create=True, host=host, port=port, workers=workers, allow_newer_schema=allow_newer_schema or None
@@ -126,20 +127,22 @@ def serve(
     dsn = cli_dsn(settings)
     migrate_or_exit(dsn, settings.allow_newer_schema)
     asyncio.run(bootstrap(dsn, settings))
-    if settings.workers > 1:
-        typer.echo(_connect_banner(settings))
-        typer.echo(
-            f"{settings.workers} workers: run `catalog-es relay`, `projector run --all` and `worker` on their own"
-        )
-        serve_workers(settings, dsn)
-        return
-    url, embedded_nats = nats_url(settings, start=True)
-    try:
-        relay = settings.nats.at(url) if url else None
-        run_fast(_serve(settings, dsn, relay, projectors=settings.pg_dsn is None))  # embedded: projectors in-process
-    finally:
-        if embedded_nats:
-            embedded_nats.stop()
+    # The operator CLI on this data dir (`maintenance run`) reaches this server through the record.
+    with serving_recorded(settings.data_path, local_catalog_uri(settings.host, settings.port)):
+        if settings.workers > 1:
+            typer.echo(_connect_banner(settings))
+            typer.echo(
+                f"{settings.workers} workers: run `catalog-es relay`, `projector run --all` and `worker` on their own"
+            )
+            serve_workers(settings, dsn)
+            return
+        url, embedded_nats = nats_url(settings, start=True)
+        try:
+            relay = settings.nats.at(url) if url else None
+            run_fast(_serve(settings, dsn, relay, projectors=settings.pg_dsn is None))  # embedded: in-process
+        finally:
+            if embedded_nats:
+                embedded_nats.stop()
 
 
 def migrate_command(data_dir: DataDir = None, allow_newer_schema: AllowNewerSchema = None) -> None:

@@ -56,12 +56,12 @@ def event_filter(
     since: str | None = None,
     until: str | None = None,
 ) -> EventFilter:
-    """`namespace` is its parts, or one part holding the namespace id; `table`/`view` an id or a name.
+    """`namespace` is its parts, or one part holding the namespace id; `table`/`view` an id, a name or a dotted
+    identifier (`sales.orders`: its last part is the name, the rest the namespace unless one is given).
 
     Raises:
         BadRequestError: a malformed time or id, or an unknown event type.
     """
-    namespace_id = _as_uuid(namespace[0]) if namespace and len(namespace) == 1 else None
     streams: list[str] = []
     names: dict[str, str] = {}
     for kind, value in (("table", table), ("view", view)):
@@ -69,8 +69,11 @@ def event_filter(
             continue
         if _as_uuid(value) is not None:
             streams.extend(history_streams(entity_stream(kind, value)))  # a table's maintenance jobs too
-        else:
-            names[kind] = value
+            continue
+        *parents, names[kind] = value.split(".")
+        if parents and not namespace:
+            namespace = parents
+    namespace_id = _as_uuid(namespace[0]) if namespace and len(namespace) == 1 else None
     if entity is not None:
         streams.append(parse_entity(entity))
     return EventFilter(

@@ -11,10 +11,11 @@ from api.auth.target import creation_project
 from api.container import services
 from api.dependencies import project_id_of
 from api.management.access_checks import not_found
-from api.management.wire import CreateWarehouseRequest, UpdateStorageRequest
+from api.management.wire import CreateWarehouseRequest, UpdateCredentialRequest, UpdateStorageRequest
 from catalog_es.errors import NoSuchProjectError, NoSuchWarehouseError, NotAuthorizedError
 from catalog_es.events.access import ObjectKind
 from catalog_es.privileges import SERVER_OBJECT_ID
+from catalog_es.storage.profiles import system_identity_of
 from projections.permissions import queries as permissions_queries
 
 
@@ -70,16 +71,28 @@ def on_object_in_warehouse(kind: ObjectKind, privilege: str | None) -> Rule:
     return rule
 
 
-def file_storage_by_operator(rule: Rule, request_kind: type[CreateWarehouseRequest | UpdateStorageRequest]) -> Rule:
-    """`rule`, and for a `file` storage profile also a server admin or operator: a file warehouse reaches the
-    server's own disk, so which directories it may use is the server's decision, not a project's."""
+def storage_by_operator(
+    rule: Rule, request_kind: type[CreateWarehouseRequest | UpdateStorageRequest | UpdateCredentialRequest]
+) -> Rule:
+    """`rule`, and for what reaches the server's own resources also a server admin or operator: a `file` storage
+    profile (the server's disk: which directories it may use is the server's decision, not a project's) and a
+    system-identity credential (the server's own cloud identity, which the operator must also have enabled)."""
 
     async def checked(check: Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]) -> None:
         await rule(check, params, connection)
         request = await read_body(connection, request_kind)
-        if request.storage_profile.get("type") != "file":
-            return  # any other profile needs `rule` alone
+        if isinstance(request, UpdateCredentialRequest):
+            profile, credential = None, request.new_storage_credential
+        else:
+            profile, credential = request.storage_profile, request.storage_credential
+        identity = system_identity_of(credential)
+        services(connection.app.state).settings.endpoint_policy.check_system_identity(identity)  # 400 when off
+        if identity is None and (profile is None or profile.get("type") != "file"):
+            return  # anything else needs `rule` alone
         if not await check.authz.allowed(check.conn, check.principal, SERVER_OBJECT_ID, "operator"):
-            raise NotAuthorizedError("Only a server admin or operator may create or re-point a file warehouse")
+            what = (
+                "create or re-point a file warehouse" if identity is None else f"use the server's {identity} identity"
+            )
+            raise NotAuthorizedError(f"Only a server admin or operator may {what}")
 
     return checked

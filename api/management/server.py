@@ -16,12 +16,15 @@ from api.management.wire import BootstrapRequest, ServerInfo
 from api.settings import Settings
 from catalog_es.identifiers import NIL_PROJECT_ID
 from catalog_es.store.database import Connection
-from commands.bootstrap import Bootstrap, handle_bootstrap
+from commands.bootstrap import Bootstrap, handle_bootstrap, is_bootstrapped
 
 
 @post("/bootstrap", status_code=204, opt=requires(anyone))
-async def bootstrap(req: NamedDependency[RequestScope], data: JSONBody[BootstrapRequest]) -> None:
-    """Once per server. Raises: AlreadyBootstrappedError (409), BadRequestError (terms not accepted)."""
+async def bootstrap(req: NamedDependency[RequestScope], data: JSONBody[BootstrapRequest], state: State) -> None:
+    """Once per server, and never once /info says bootstrapped.
+
+    Raises: AlreadyBootstrappedError (409), BadRequestError (terms not accepted).
+    """
     command = Bootstrap(
         accept_terms_of_use=data.accept_terms_of_use,
         is_operator=data.is_operator,
@@ -29,6 +32,7 @@ async def bootstrap(req: NamedDependency[RequestScope], data: JSONBody[Bootstrap
         user_email=data.user_email,
         user_type=data.user_type,
         metadata=req.meta,
+        allow_all=services(state).settings.authz.backend == "allowall",
     )
     await handle_bootstrap(command, req.ctx)
 
@@ -37,20 +41,21 @@ async def bootstrap(req: NamedDependency[RequestScope], data: JSONBody[Bootstrap
 async def server_info(
     req: NamedDependency[RequestScope], conn: NamedDependency[Connection], state: State
 ) -> ServerInfo:
-    """`bootstrapped` also once `serve` made the default project under the allow-all authorizer.
+    """`bootstrapped` by the same rule that refuses a bootstrap call (`is_bootstrapped`).
 
-    Lakekeeper's scripts bootstrap only while this says false; with allow-all there is no first admin to
-    name, and `serve` already made what bootstrap would. The server id stays unset until a bootstrap call
-    records one, so a later switch to the builtin authorizer can still name its first admin.
+    Lakekeeper's scripts bootstrap only while this says false. Under allow-all the server id stays unset, so
+    a later switch to the builtin authorizer reads false again and can still name its first admin.
     """
     settings: Settings = services(state).settings
     server_id = await req.read_model.server_id(conn)
-    ready_without_bootstrap = settings.authz.backend == "allowall" and await req.read_model.project_exists(
-        conn, NIL_PROJECT_ID
+    bootstrapped = is_bootstrapped(
+        server_id,
+        allow_all=settings.authz.backend == "allowall",
+        default_project_exists=await req.read_model.project_exists(conn, NIL_PROJECT_ID),
     )
     return ServerInfo(
         version=version("catalog-es"),
-        bootstrapped=server_id is not None or ready_without_bootstrap,
+        bootstrapped=bootstrapped,
         server_id=server_id,
         default_project_id=NIL_PROJECT_ID if settings.enable_default_project else None,
         authz_backend=settings.authz.backend,

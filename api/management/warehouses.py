@@ -13,7 +13,7 @@ from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from api.auth.rules import requires
 from api.auth.target import creation_project
 from api.dependencies import RequestScope
-from api.management.rules import file_storage_by_operator, new_warehouse_project, on_project, on_warehouse
+from api.management.rules import new_warehouse_project, on_project, on_warehouse, storage_by_operator
 from api.management.wire import (
     CreateWarehouseRequest,
     CreateWarehouseResponse,
@@ -69,7 +69,7 @@ def _response(row: WarehouseRow, protected: set[uuid.UUID]) -> GetWarehouseRespo
 class WarehousesController(Controller):
     path = "/warehouse"
 
-    @post("/", status_code=201, opt=requires(file_storage_by_operator(new_warehouse_project, CreateWarehouseRequest)))
+    @post("/", status_code=201, opt=requires(storage_by_operator(new_warehouse_project, CreateWarehouseRequest)))
     async def create_warehouse(
         self,
         req: NamedDependency[RequestScope],
@@ -139,7 +139,7 @@ class WarehousesController(Controller):
     @post(
         "/{warehouse_id:uuid}/storage",
         status_code=204,
-        opt=requires(file_storage_by_operator(on_warehouse("modify"), UpdateStorageRequest)),
+        opt=requires(storage_by_operator(on_warehouse("modify"), UpdateStorageRequest)),
     )
     async def update_storage(
         self,
@@ -156,7 +156,11 @@ class WarehousesController(Controller):
         )
         await handle_update_storage(command, req.ctx)
 
-    @post("/{warehouse_id:uuid}/storage-credential", status_code=204, opt=requires(on_warehouse("modify")))
+    @post(
+        "/{warehouse_id:uuid}/storage-credential",
+        status_code=204,
+        opt=requires(storage_by_operator(on_warehouse("modify"), UpdateCredentialRequest)),
+    )
     async def update_credential(
         self,
         req: NamedDependency[RequestScope],

@@ -22,11 +22,17 @@ from pyiceberg.table.update import (
     _update_table_metadata_log,
 )
 
-from catalog_es.errors import BadRequestError, CommitFailedError
+from catalog_es.errors import (
+    BadRequestError,
+    CommitFailedError,
+    ImmutablePropertyModificationError,
+    ImmutablePropertyRemovalError,
+)
 from catalog_es.events import Json
 from catalog_es.locations import is_strictly_inside
 from catalog_es.metadata import ids  # noqa: F401 # registers the id-assigning schema, spec and order updates
 from catalog_es.metadata.encryption_keys import KEY_ID_PROPERTY, AnyTableUpdate, KeyedTableMetadataV3
+from catalog_es.metadata.field_defaults import with_field_defaults
 from catalog_es.metadata.ref_clock import ClockedUpdateContext
 from catalog_es.metadata.requirement_failures import reference_message
 from catalog_es.metadata.row_lineage import next_row_id_of, with_next_row_id
@@ -35,8 +41,8 @@ from catalog_es.metadata.variant_type import with_variant_types
 _REQUIREMENTS = pydantic.TypeAdapter(list[TableRequirement])
 _UPDATES = pydantic.TypeAdapter(list[AnyTableUpdate])
 _FIRST_PARTITION_FIELD_ID = 1000
-# What Iceberg Java's and Lakekeeper's new tables get unless the client chooses: Java writers fall
-# back to gzip on a table without the property.
+# What Iceberg Java's catalogs give a new table unless the client chooses (`TableMetadata.newTableMetadata`
+# adds `write.parquet.compression-codec=zstd`): Java writers fall back to gzip on a table without it.
 _NEW_TABLE_PROPERTIES = {TableProperties.PARQUET_COMPRESSION: "zstd"}
 _T = TypeVar("_T")
 
@@ -117,6 +123,8 @@ def new_metadata(
         order = SortOrder.model_validate(write_order) if write_order else UNSORTED_SORT_ORDER
         initial_properties = {**_NEW_TABLE_PROPERTIES, **properties}
         metadata = new_table_metadata(parsed_schema, spec, order, location, initial_properties, table_uuid=table_uuid)
+        fresh_schema = with_field_defaults(metadata.schemas[0], parsed_schema)
+        metadata = metadata.model_copy(update={"schemas": [fresh_schema]})
     except (pydantic.ValidationError, TypeError, ValueError) as exc:
         raise BadRequestError(f"Invalid table definition: {exc}") from None
     return with_next_row_id(metadata).model_copy(update={"last_updated_ms": last_updated_ms})
@@ -173,9 +181,7 @@ def decide_commit(
             schema.check_format_version_compatibility(updated.format_version)
     except (pydantic.ValidationError, TypeError, ValueError) as exc:
         raise BadRequestError(f"Cannot apply updates: {exc}") from None
-    key_id = base.properties.get(KEY_ID_PROPERTY) if base is not None else None
-    if key_id is not None and updated.properties.get(KEY_ID_PROPERTY) != key_id:
-        raise BadRequestError(f"{KEY_ID_PROPERTY} cannot be changed or removed")
+    _check_immutable_properties(base, updated)
     return result
 
 
@@ -200,6 +206,21 @@ class AppliedUpdates(NamedTuple):
 
     metadata: TableMetadata
     assigned_ids: dict[str, int]
+
+
+def _check_immutable_properties(base: TableMetadata | None, updated: TableMetadata) -> None:
+    """A table's `encryption.key-id`, once set, stays (its files are encrypted with that key).
+
+    Raises: ImmutablePropertyRemovalError, ImmutablePropertyModificationError (Lakekeeper's types and texts).
+    """
+    key_id = base.properties.get(KEY_ID_PROPERTY) if base is not None else None
+    if key_id is None:
+        return
+    new_key_id = updated.properties.get(KEY_ID_PROPERTY)
+    if new_key_id is None:
+        raise ImmutablePropertyRemovalError(f"Cannot remove immutable property '{KEY_ID_PROPERTY}'")
+    if new_key_id != key_id:
+        raise ImmutablePropertyModificationError(f"Cannot modify immutable property '{KEY_ID_PROPERTY}'")
 
 
 def _applied(base: TableMetadata, updates: list[TableUpdate], base_location: str | None, now_ms: int) -> AppliedUpdates:

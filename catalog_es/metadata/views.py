@@ -13,7 +13,7 @@ from pyiceberg.view.metadata import ViewHistoryEntry, ViewMetadata, ViewVersion
 
 from catalog_es.errors import BadRequestError, CommitFailedError, IllegalArgumentError
 from catalog_es.events import Json
-from catalog_es.locations import normalize_location
+from catalog_es.locations import as_written
 from catalog_es.metadata.view_updates import (
     AddSchema,
     AddViewVersion,
@@ -322,8 +322,8 @@ def next_view_metadata_location(metadata: ViewMetadata, previous_location: str |
     """`<metadata path>/<version>-<file id>.metadata.json`, numbered after the previous file.
 
     The metadata path is the view's `write.metadata.path` when set (as for tables, and as Iceberg
-    Java's view operations do), else `<location>/metadata`.
+    Java's view operations do), else `<location>/metadata`; spelled as the client spelled them.
     """
     version = MetastoreCatalog._parse_metadata_version(previous_location) + 1 if previous_location else 0
-    metadata_path = metadata.properties.get(WRITE_METADATA_PATH) or f"{normalize_location(metadata.location)}/metadata"
-    return f"{normalize_location(metadata_path)}/{version:05d}-{file_id}.metadata.json"
+    metadata_path = metadata.properties.get(WRITE_METADATA_PATH) or f"{as_written(metadata.location)}/metadata"
+    return f"{as_written(metadata_path)}/{version:05d}-{file_id}.metadata.json"

@@ -63,6 +63,16 @@ class AdlsIO:
         except (AzureError, OSError) as exc:
             raise self._failure("list", location, exc) from exc
 
+    def files_below(self, location: str) -> list[str]:
+        """The blobs at or below the location, as paths relative to it."""
+        filesystem, path = self._open(), self._path(location)
+        try:
+            filesystem.invalidate_cache()
+            files = filesystem.find(path, maxdepth=None, withdirs=False)
+        except (AzureError, OSError) as exc:
+            raise self._failure("list", location, exc) from exc
+        return [str(name).removeprefix(f"{path}/") for name in files]
+
     def purge(self, location: str) -> None:
         """Delete every blob at and below the location."""
         filesystem, path = self._open(), self._path(location)

@@ -1,4 +1,7 @@
-"""Vended credentials kept until close to expiry, bounded, with one STS call per key at a time (single-flight)."""
+"""Vended credentials kept until close to expiry, bounded, with one issue per key at a time (single-flight).
+
+Every store's vending goes through it: S3 STS keys, ADLS directory SAS tokens, GCS downscoped tokens.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +10,23 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol, TypeVar, cast
 
-from catalog_es.storage.sts import VendedCredential
+
+class Expiring(Protocol):
+    """A vended credential: all the cache reads of it is when it expires."""
+
+    @property
+    def expires_at(self) -> datetime: ...
+
+
+Vended = TypeVar("Vended", bound=Expiring)
 
 
 @dataclass(frozen=True)
 class _Entry:
-    credential: VendedCredential
+    credential: Expiring
     refresh_at: float  # epoch seconds after which a request issues a new one
 
 
@@ -32,14 +45,14 @@ class CredentialCache:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._entries: OrderedDict[Hashable, _Entry] = OrderedDict()
-        self._pending: dict[Hashable, asyncio.Future[VendedCredential]] = {}
+        self._pending: dict[Hashable, asyncio.Future[Any]] = {}
         self._max, self._fraction, self._clock = max_entries, refresh_fraction, clock
         self.issued = 0  # how many times a credential was issued (STS calls), for metrics and the benchmark
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    async def get(self, key: Hashable, issue: Callable[[], Awaitable[VendedCredential]]) -> VendedCredential:
+    async def get(self, key: Hashable, issue: Callable[[], Awaitable[Vended]]) -> Vended:
         """The cached credential for `key`, or the one `issue()` returns (awaited once for all concurrent callers).
 
         Raises:
@@ -49,11 +62,11 @@ class CredentialCache:
         entry = self._entries.get(key)
         if entry is not None and now < entry.refresh_at:
             self._entries.move_to_end(key)
-            return entry.credential
+            return cast("Vended", entry.credential)  # a key is always issued by callers of one store's type
         pending = self._pending.get(key)
         if pending is not None:
-            return await asyncio.shield(pending)
-        future: asyncio.Future[VendedCredential] = asyncio.get_running_loop().create_future()
+            return cast("Vended", await asyncio.shield(pending))
+        future: asyncio.Future[Vended] = asyncio.get_running_loop().create_future()
         self._pending[key] = future
         try:
             self.issued += 1
@@ -71,7 +84,7 @@ class CredentialCache:
         self._store(key, credential, now)
         return credential
 
-    def _store(self, key: Hashable, credential: VendedCredential, issued_at: float) -> None:
+    def _store(self, key: Hashable, credential: Expiring, issued_at: float) -> None:
         expires = credential.expires_at.timestamp()
         refresh_at = expires - (expires - issued_at) * self._fraction
         self._entries[key] = _Entry(credential, refresh_at)

@@ -1,50 +1,30 @@
-"""Warehouse storage IO: metadata files, emptiness checks and purges (blocking; run off the event loop)."""
+"""Warehouse storage IO: metadata files, emptiness checks and purges (blocking; run off the event loop).
+
+What differs per store lives in its backend (`catalog_es.storage.backends`); this module confines every
+location to the warehouse first, then asks the backend.
+"""
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
 from urllib.parse import unquote, urlsplit
 
 import msgspec
-import pyarrow.fs as pafs
-from botocore.exceptions import BotoCoreError, ClientError
-from pyiceberg.io import FileIO, load_file_io
+from pyiceberg.io import FileIO
 from pyiceberg.serializers import Compressor
 
 from catalog_es.errors import InvalidLocationError, StorageAccessError
 from catalog_es.events import Json
 from catalog_es.locations import is_strictly_inside, local_path, location_key, normalize_location
-from catalog_es.storage.adls import AdlsProfile, adls_account_host
+from catalog_es.storage.backends import ForeignLocationError, StorageBackend, backend_for
 from catalog_es.storage.file_roots import within
-from catalog_es.storage.gcs import GcsProfile
-from catalog_es.storage.object_stores import ObjectStoreIO, object_store_io
 from catalog_es.storage.outbound import EndpointPolicy
-from catalog_es.storage.profiles import (
-    S3AccessKeyCredential,
-    S3Profile,
-    StorageCredential,
-    StorageProfile,
-    base_location,
-    client_config,
-    fileio_properties,
-    location_schemes,
-)
-from catalog_es.storage.purge import referenced_files, remove_empty_directories
-from catalog_es.storage.s3 import describe, reason, s3_client, safe_code
+from catalog_es.storage.profiles import StorageCredential, StorageProfile, base_location
+from catalog_es.storage.purge import checksum_sidecar, referenced_files, remove_empty_directories, unreferenced
 
-_S3_SCHEMES = ("s3", "s3a", "s3n")
-_DELETE_BATCH = 1000  # the most keys one DeleteObjects request takes
-# pyarrow's S3 errors read "AWS Error ACCESS_DENIED during PutObject operation: <the endpoint's message>":
-# the SDK's own error name is safe to show, the rest is the endpoint's text.
-_AWS_SDK_ERROR: Final = re.compile(r"AWS Error (\[code \d+\]|[A-Z_]+)")
-
-
-class ForeignLocationError(InvalidLocationError, StorageAccessError):
-    """A location on another storage than the warehouse's (scheme or bucket): refused before any IO."""
+__all__ = ["ForeignLocationError", "WarehouseStorage"]
 
 
 class WarehouseStorage:
@@ -65,18 +45,12 @@ class WarehouseStorage:
         credential: StorageCredential | None = None,
         endpoints: EndpointPolicy | None = None,
     ) -> None:
-        self._profile = profile
         self.profile = profile  # read by the table responses' remote-signing config
-        self._credential = credential
-        self._endpoints = endpoints or EndpointPolicy()
+        self.backend: StorageBackend = backend_for(profile, credential, endpoints or EndpointPolicy())
         self._base = base_location(profile)
         self._real_base: str | None = None
-        self._properties = fileio_properties(profile, credential)
         # What table responses hand to clients for this storage (computed once: loadTable is a hot path).
-        self.client_config = client_config(profile, credential)
-        self._io: FileIO | None = None
-        self._s3: Any = None
-        self._store: ObjectStoreIO | None = object_store_io(profile, credential, self._endpoints)  # ADLS, GCS
+        self.client_config = self.backend.client_config()
 
     def confined(self, location: str) -> str:
         """The canonical location, if it is on this warehouse's storage and at or below its base location.
@@ -141,21 +115,25 @@ class WarehouseStorage:
         document: Json = msgspec.json.decode(raw)
         return document
 
-    def delete_file(self, location: str) -> None:
-        """Delete one file; on S3 through boto3, as pyarrow would leave a directory marker in its place.
+    def file_missing(self, location: str) -> bool:
+        """Whether storage says for certain that no file is at the location (one stat or HEAD).
 
-        Raises:
-            StorageAccessError: the S3 store refused the deletion.
+        An answer other than "not found" (the store unreachable, access refused) is not a missing file.
         """
         canonical = self.confined(location)
-        if not _is_s3(canonical):
-            self._file_io(location).delete(_io_spelling(location))
-            return
-        bucket, key = _bucket_key(canonical)
         try:
-            self._client(canonical).delete_object(Bucket=bucket, Key=key)
-        except (BotoCoreError, ClientError) as exc:
-            raise self._failure("delete", canonical, exc) from exc
+            return not self._file_io(location).new_input(_io_spelling(canonical)).exists()
+        except Exception:
+            return False
+
+    def delete_file(self, location: str) -> None:
+        """Delete one file (on an object store without leaving a directory marker in its place).
+
+        Raises:
+            StorageAccessError: the store refused the deletion.
+        """
+        self.confined(location)
+        self.backend.delete_file(location)
 
     def remove_empty_parents(self, location: str, levels: int = 2) -> None:
         """Remove up to `levels` local directories above a file while they are empty (a failed write's
@@ -179,21 +157,30 @@ class WarehouseStorage:
         leaves them, do not count).
 
         Raises:
-            StorageAccessError: the S3 store cannot be listed.
+            StorageAccessError: the store cannot be listed.
         """
-        canonical = self.confined(location)
-        if self._store is not None:
-            return self._store.is_empty(canonical)
-        if _is_s3(canonical):
-            return self._s3_is_empty(canonical)
-        filesystem, path = pafs.FileSystem.from_uri(canonical)
-        info = filesystem.get_file_info(path)
-        if info.type == pafs.FileType.NotFound:
-            return True
-        if info.type == pafs.FileType.File:
-            return False
-        listing = filesystem.get_file_info(pafs.FileSelector(path, recursive=True))
-        return not any(entry.type != pafs.FileType.Directory for entry in listing)
+        return self.backend.is_empty(self.confined(location))
+
+    def files_below(self, location: str) -> list[str]:
+        """The files at or below a location, as paths relative to it (directories do not count).
+
+        Raises:
+            StorageAccessError: the store cannot be listed.
+        """
+        return self.backend.files_below(self.confined(location))
+
+    def foreign_files(self, location: str, metadata_location: str, metadata: Json) -> list[str]:
+        """The files at or below a table's new location that the metadata about to be committed does not
+        reference, relative to it: what a replace transaction's own manifests and data files leave over.
+
+        Raises:
+            StorageAccessError: the store cannot be listed.
+        """
+        own = location_key(self.confined(location))
+        references = [
+            location_key(self.confined(path)) for path in self.purge_plan(location, metadata_location, metadata)
+        ]
+        return unreferenced(self.files_below(location), references, own)
 
     def make_directories(self, locations: list[str]) -> None:
         """Create local directories (a no-op on object stores, which have none).
@@ -213,18 +200,9 @@ class WarehouseStorage:
         """Delete everything at and below the location (not used for tables: see `purge_table`).
 
         Raises:
-            StorageAccessError: the S3 store refused a listing or a deletion.
+            StorageAccessError: the store refused a listing or a deletion.
         """
-        canonical = self.confined(location)
-        if self._store is not None:
-            self._store.purge(canonical)
-            return
-        if _is_s3(canonical):
-            self._s3_purge(canonical)
-            return
-        filesystem, path = pafs.FileSystem.from_uri(canonical)
-        if filesystem.get_file_info(path).type != pafs.FileType.NotFound:
-            filesystem.delete_dir(path)
+        self.backend.purge(self.confined(location))
 
     def purge_table(self, location: str, metadata_location: str, metadata: Json) -> list[str]:
         """Delete the files a dropped table's metadata references inside its own location; return them.
@@ -247,14 +225,27 @@ class WarehouseStorage:
         return deleted
 
     def purge_plan(self, location: str, metadata_location: str, metadata: Json) -> list[str]:
-        """The files `purge_table` deletes, in its order (data first, the current metadata file last), so a purge
-        interrupted part way can resume from an index into the same list.
+        """The files `purge_table` deletes, in its order (data first, the current metadata file last, then the Hadoop
+        checksum sidecars found beside local ones), so a purge interrupted part way can resume from an index into
+        the same list.
 
         Raises:
             InvalidLocationError: the table's location is outside the warehouse.
         """
         own = self.confined(location)
-        return referenced_files(self._file_io(location), metadata_location, metadata, self._inside(own))
+        referenced = referenced_files(self._file_io(location), metadata_location, metadata, self._inside(own))
+        if _local_path(own) is None:
+            return referenced
+        # Spark on a local filesystem (Hadoop's checksummed one) leaves `.name.crc` beside each file it wrote:
+        # the sidecar goes with its file, or it keeps the table's directories alive.
+        sidecars = (checksum_sidecar(path) for path in referenced)
+        return [*referenced, *(path for path in sidecars if self._local_file_exists(path))]
+
+    def _local_file_exists(self, location: str) -> bool:
+        try:
+            return os.path.isfile(local_path(self.confined(location)))
+        except InvalidLocationError:
+            return False
 
     def delete_quietly(self, path: str) -> bool:
         """Delete one file of a purge; False when it could not be (gone already, refused): best effort."""
@@ -295,93 +286,15 @@ class WarehouseStorage:
             canonical = normalize_location(location)
         except InvalidLocationError as exc:
             raise ForeignLocationError(str(exc)) from None
-        parts = urlsplit(canonical)
-        if isinstance(self._profile, S3Profile):
-            if parts.scheme not in location_schemes(self._profile) or parts.netloc != self._profile.bucket:
-                raise ForeignLocationError(
-                    f"Location {location} is not in this warehouse's storage (bucket {self._profile.bucket!r})"
-                )
-        elif isinstance(self._profile, AdlsProfile | GcsProfile):
-            own = (
-                f"{self._profile.filesystem}@{adls_account_host(self._profile)}"
-                if isinstance(self._profile, AdlsProfile)
-                else self._profile.bucket
-            )
-            if parts.scheme not in location_schemes(self._profile) or urlsplit(location_key(canonical)).netloc != own:
-                raise ForeignLocationError(f"Location {location} is not in this warehouse's storage ({own})")
-        elif parts.scheme != "file":
-            raise ForeignLocationError(f"Location {location} is not in this warehouse's storage (local files)")
+        self.backend.check_own(location, canonical)
         return canonical
 
     def _file_io(self, location: str) -> FileIO:
-        if self._store is not None:
-            return self._store.file_io()
-        if self._io is None:
-            if isinstance(self._profile, S3Profile):
-                self._endpoints.check(self._profile.endpoint)
-                properties = self._properties
-                if self._credential is None:  # never pyarrow's default chain: unsigned requests
-                    properties = {**properties, "s3.anonymous": "true"}
-                self._io = load_file_io(properties, location)
-            else:
-                self._io = load_file_io({"py-io-impl": "pyiceberg.io.pyarrow.PyArrowFileIO"}, location)
-        return self._io
+        return self.backend.file_io(location)
 
     def _os_reason(self, location: str, exc: OSError) -> str:
         """A local file's OSError as is; for an object store the SDK's error name only (text logged)."""
-        if _local_path(location) is not None:
-            return str(exc)
-        reason(exc, location)  # logs the details
-        found = _AWS_SDK_ERROR.search(str(exc))
-        if self._store is not None:
-            return f"storage error in {self._store.describe()}"
-        where = describe(self._profile) if isinstance(self._profile, S3Profile) else "object storage"
-        return f"storage error in {where}" + (f" ({found.group(1)})" if found else "")
-
-    def _s3_profile(self, location: str) -> S3Profile:
-        if not isinstance(self._profile, S3Profile):
-            raise StorageAccessError(f"Location {location} is on S3 but the warehouse has no S3 storage profile")
-        return self._profile
-
-    def _client(self, location: str) -> Any:
-        if self._s3 is None:
-            credential = self._credential if isinstance(self._credential, S3AccessKeyCredential) else None
-            self._s3 = s3_client(self._s3_profile(location), credential, self._endpoints)
-        return self._s3
-
-    def _s3_is_empty(self, location: str) -> bool:
-        client, (bucket, key) = self._client(location), _bucket_key(location)
-        try:
-            below = client.list_objects_v2(Bucket=bucket, Prefix=f"{key}/", MaxKeys=1)
-            if below.get("KeyCount", 0) > 0:
-                return False
-            exact = client.list_objects_v2(Bucket=bucket, Prefix=key, MaxKeys=1)
-        except (BotoCoreError, ClientError) as exc:
-            raise self._failure("list", location, exc) from exc
-        return not any(item["Key"] == key for item in exact.get("Contents", []))
-
-    def _s3_purge(self, location: str) -> None:
-        client, (bucket, key) = self._client(location), _bucket_key(location)
-        try:
-            keys = [key] if key else []
-            for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=f"{key}/"):
-                keys.extend(item["Key"] for item in page.get("Contents", []))
-            for start in range(0, len(keys), _DELETE_BATCH):
-                batch = [{"Key": name} for name in keys[start : start + _DELETE_BATCH]]
-                answer = client.delete_objects(Bucket=bucket, Delete={"Objects": batch, "Quiet": True})
-                if answer.get("Errors"):
-                    error = answer["Errors"][0]
-                    raise StorageAccessError(
-                        f"Cannot purge {location} in {describe(self._s3_profile(location))}: "
-                        f"{safe_code(error.get('Code'))} ({len(answer['Errors'])} keys failed)"
-                    )
-        except (BotoCoreError, ClientError) as exc:
-            raise self._failure("purge", location, exc) from exc
-
-    def _failure(self, action: str, location: str, exc: Exception) -> StorageAccessError:
-        return StorageAccessError(
-            f"Cannot {action} {location} in {describe(self._s3_profile(location))}: {reason(exc, location)}"
-        )
+        return str(exc) if _local_path(location) is not None else self.backend.failure_reason(location, exc)
 
 
 def _local_path(location: str) -> Path | None:
@@ -395,12 +308,3 @@ def _local_path(location: str) -> Path | None:
 def _io_spelling(location: str) -> str:
     """`wasbs://fs@a.blob.…` as `abfss://fs@a.dfs.…`: pyiceberg's adlfs FileIO knows only the latter."""
     return location_key(location) if urlsplit(location).scheme == "wasbs" else location
-
-
-def _is_s3(location: str) -> bool:
-    return urlsplit(location).scheme in _S3_SCHEMES
-
-
-def _bucket_key(location: str) -> tuple[str, str]:
-    parts = urlsplit(location)
-    return parts.netloc, parts.path.strip("/")

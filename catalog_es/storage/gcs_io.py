@@ -57,6 +57,15 @@ class GcsIO:
             raise self._failure("list", location, exc) from exc
         return not any(entry.type == pafs.FileType.File for entry in listing)
 
+    def files_below(self, location: str) -> list[str]:
+        """The objects at or below the location, as paths relative to it."""
+        path = self._path(location)
+        try:
+            listing = self._current().get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True))
+        except OSError as exc:
+            raise self._failure("list", location, exc) from exc
+        return [entry.path.removeprefix(f"{path}/") for entry in listing if entry.type == pafs.FileType.File]
+
     def purge(self, location: str) -> None:
         """Delete every object at and below the location."""
         path = self._path(location)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Final
 from urllib.parse import quote
 
 import msgspec
@@ -20,53 +21,72 @@ class DefaultLayout(_Layout, frozen=True, kw_only=True, tag="default"):
 
 
 class ParentNamespaceAndTable(_Layout, frozen=True, kw_only=True, tag="parent-namespace-and-table"):
-    """One directory for the direct parent namespace, one for the table."""
+    """One directory for the direct parent namespace, one for the table or view."""
 
     namespace: str = "{uuid}"
-    table: str = "{uuid}"
+    tabular: str = "{uuid}"
 
 
 class FullHierarchy(_Layout, frozen=True, kw_only=True, tag="full-hierarchy"):
-    """One directory per namespace level, one for the table."""
+    """One directory per namespace level, one for the table or view."""
 
     namespace: str = "{uuid}"
-    table: str = "{uuid}"
+    tabular: str = "{uuid}"
 
 
-class TableOnly(_Layout, frozen=True, kw_only=True, tag="table-only"):
-    """Tables directly under the warehouse base; the template must hold `{uuid}` so two names cannot collide."""
+class TabularOnly(_Layout, frozen=True, kw_only=True, tag="tabular-only"):
+    """Tables and views directly under the warehouse base; the template must hold `{uuid}` so two names cannot
+    collide."""
 
-    table: str = "{uuid}"
+    tabular: str = "{uuid}"
 
 
-StorageLayout = DefaultLayout | ParentNamespaceAndTable | FullHierarchy | TableOnly
+StorageLayout = DefaultLayout | ParentNamespaceAndTable | FullHierarchy | TabularOnly
+
+# Lakekeeper's first spelling (`table`, `table-only`), kept as an alias of its current one (`tabular`, `tabular-only`).
+_OLD_TYPES: Final = {"table-only": "tabular-only"}
+
+
+def _current_spelling(document: Json) -> Json:
+    """The layout with the old spelling's names replaced. Raises: BadRequestError when both spellings are given."""
+    if not isinstance(document, dict):
+        return document
+    renamed = dict(document)
+    kind = renamed.get("type")
+    if isinstance(kind, str):
+        renamed["type"] = _OLD_TYPES.get(kind, kind)
+    if "table" in renamed:
+        if "tabular" in renamed:
+            raise BadRequestError("Invalid storage-layout: give `tabular` or its old name `table`, not both")
+        renamed["tabular"] = renamed.pop("table")
+    return renamed
 
 
 def decode_layout(document: Json) -> Json:
-    """The layout as stored: validated, defaults filled in.
+    """The layout as stored (Lakekeeper's current spelling): validated, defaults filled in.
 
     Raises:
         BadRequestError: an unknown `type` or field, an empty template or one with '/' (a template names one
-            directory), a `table-only` table template without `{uuid}`.
+            directory), a `tabular-only` template without `{uuid}`.
     """
     try:
-        layout = msgspec.convert(document, StorageLayout)
+        layout = msgspec.convert(_current_spelling(document), StorageLayout)
     except msgspec.ValidationError as exc:
         raise BadRequestError(f"Invalid storage-layout: {exc}") from None
-    templates = {"table": getattr(layout, "table", "{uuid}"), "namespace": getattr(layout, "namespace", "{uuid}")}
+    templates = {"tabular": getattr(layout, "tabular", "{uuid}"), "namespace": getattr(layout, "namespace", "{uuid}")}
     for kind, template in templates.items():
         if not template.strip():
             raise BadRequestError(f"Invalid storage-layout: the {kind} template must not be empty")
         if "/" in template or "\\" in template or template in (".", ".."):
             raise BadRequestError(f"Invalid storage-layout: the {kind} template {template!r} must name one directory")
-    if isinstance(layout, TableOnly) and "{uuid}" not in layout.table:
-        raise BadRequestError("Invalid storage-layout: a table-only layout's table template must contain {uuid}")
+    if isinstance(layout, TabularOnly) and "{uuid}" not in layout.tabular:
+        raise BadRequestError("Invalid storage-layout: a tabular-only layout's template must contain {uuid}")
     encoded: Json = msgspec.to_builtins(layout)
     return encoded
 
 
 def _layout(document: Json | None) -> StorageLayout:
-    return DefaultLayout() if document is None else msgspec.convert(document, StorageLayout)
+    return DefaultLayout() if document is None else msgspec.convert(_current_spelling(document), StorageLayout)
 
 
 def _render(template: str, name: str, entity_id: uuid.UUID) -> str:
@@ -87,7 +107,7 @@ def namespace_location(
 def table_location(
     layout: Json | None, warehouse_location: str, namespace_location: str, name: str, table_id: uuid.UUID
 ) -> str:
-    """Default location of a new table or view: below the namespace's, or the base for `table-only`."""
+    """Default location of a new table or view: below the namespace's, or the base for `tabular-only`."""
     chosen = _layout(layout)
-    base = warehouse_location if isinstance(chosen, TableOnly) else namespace_location
-    return f"{base.rstrip('/')}/{_render(getattr(chosen, 'table', '{uuid}'), name, table_id)}"
+    base = warehouse_location if isinstance(chosen, TabularOnly) else namespace_location
+    return f"{base.rstrip('/')}/{_render(getattr(chosen, 'tabular', '{uuid}'), name, table_id)}"

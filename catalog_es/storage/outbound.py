@@ -8,7 +8,7 @@ import re
 import socket
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Literal
 from urllib.parse import urlsplit
 
 from catalog_es.errors import StorageAccessError
@@ -45,9 +45,24 @@ class EndpointNotAllowedError(StorageAccessError):
     """A storage endpoint the server will not contact (answered 400 before any connection)."""
 
 
-def disable_ambient_identity() -> None:
-    """Keep every cloud SDK in this process (and the processes it starts) away from metadata services."""
-    os.environ.update(NO_AMBIENT_IDENTITY)
+SystemIdentity = Literal["aws", "azure", "gcp"]
+# The operator's switches (Lakekeeper's names, with this server's prefix) for the server's own cloud identity.
+SYSTEM_IDENTITY_SETTINGS: Final[dict[SystemIdentity, str]] = {
+    "aws": "CATALOG_ES__ENABLE_AWS_SYSTEM_CREDENTIALS",
+    "azure": "CATALOG_ES__ENABLE_AZURE_SYSTEM_CREDENTIALS",
+    "gcp": "CATALOG_ES__ENABLE_GCP_SYSTEM_CREDENTIALS",
+}
+
+
+def disable_ambient_identity(enabled: Iterable[SystemIdentity] = ()) -> None:
+    """Keep every cloud SDK in this process (and the processes it starts) away from metadata services, but for
+    the clouds whose system identity the operator enabled (GCP's metadata server then stays reachable)."""
+    gcp = "gcp" in frozenset(enabled)
+    for name, value in NO_AMBIENT_IDENTITY.items():
+        if not (gcp and "GCE" in name):
+            os.environ[name] = value
+        elif os.environ.get(name) == value:  # set by an earlier call of this process (the CLI's, before settings)
+            del os.environ[name]
 
 
 def _resolve(host: str, port: int) -> list[str]:
@@ -62,16 +77,30 @@ class EndpointPolicy:
 
     allowed_hosts: tuple[str, ...] = ()
     resolve: Resolver = _resolve
+    # The clouds whose system identity (instance metadata, managed identity) a warehouse may use: none unless the
+    # operator enables one. Every use is checked here before a storage client exists, so nothing asks a metadata
+    # service for a warehouse of a disabled kind.
+    system_identities: frozenset[SystemIdentity] = frozenset()
+
+    def check_system_identity(self, kind: SystemIdentity | None) -> None:
+        """Raises: EndpointNotAllowedError (400) for a system identity the operator has not enabled."""
+        if kind is not None and kind not in self.system_identities:
+            raise EndpointNotAllowedError(
+                f"The server's own {kind.upper() if kind == 'aws' else kind.capitalize()} identity is disabled: an "
+                f"operator enables it with {SYSTEM_IDENTITY_SETTINGS[kind]}=true"
+            )
 
     @classmethod
-    def from_setting(cls, text: str | Iterable[str]) -> EndpointPolicy:
+    def from_setting(
+        cls, text: str | Iterable[str], system_identities: Iterable[SystemIdentity] = ()
+    ) -> EndpointPolicy:
         """Parse the comma-separated setting. Raises: ValueError for an entry that is no host name or address."""
         entries = text.split(",") if isinstance(text, str) else list(text)
         hosts = tuple(_host_key(entry) for entry in entries if entry.strip())
         for host in hosts:
             if not (_address(host) or _HOST_ENTRY.fullmatch(host)):
                 raise ValueError(f"{ALLOWED_HOSTS_SETTING}: {host!r} is not a host name or an IP address")
-        return cls(allowed_hosts=hosts)
+        return cls(allowed_hosts=hosts, system_identities=frozenset(system_identities))
 
     def check(self, endpoint: str | None) -> None:
         """Refuse an endpoint before any connection (blocking: resolves allowed names; run off the event loop).

@@ -19,7 +19,6 @@ from catalog_es.storage.adls import (
     AzureSharedKeyCredential,
     AzureSystemIdentityCredential,
     adls_base_location,
-    adls_client_config,
     adls_schemes,
     adls_update_error,
     check_azure_credential,
@@ -33,10 +32,10 @@ from catalog_es.storage.gcs import (
     check_gcs_credential,
     checked_gcs,
     gcs_base_location,
-    gcs_client_config,
     gcs_update_error,
 )
 from catalog_es.storage.layout import decode_layout
+from catalog_es.storage.outbound import SystemIdentity
 
 # AWS's general-purpose bucket naming rules (also enforced for s3-compatible stores).
 _BUCKET_NAME: Final = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
@@ -68,9 +67,10 @@ class S3Profile(_Profile, frozen=True, kw_only=True, tag="s3"):
     flavor: Literal["aws", "s3-compat", "minio"] = "aws"
     # Clients get the warehouse's own keys only when this says so (otherwise: vended STS keys, or the signer).
     share_static_credentials_with_clients: bool = False
-    # Clients sign through the catalog (api/catalog/sign.py). Lakekeeper defaults it on; here it stays off
-    # unless the profile asks, so clients that bring their own keys (Spark) are not switched to signing.
-    remote_signing_enabled: bool = False
+    # Clients sign through the catalog (api/catalog/sign.py) where STS vends nothing. On by default, as in
+    # Lakekeeper, whose payloads rely on it; a client that brings its own keys opts out with the access-delegation
+    # header `client-managed`, and a warehouse whose profile says `false` (stored before this default) keeps it.
+    remote_signing_enabled: bool = True
     push_s3_delete_disabled: bool = False
     allow_alternative_protocols: bool = False
     assume_role_arn: str | None = None
@@ -115,6 +115,12 @@ _CREDENTIALS: Final[dict[tuple[object, object], type[StorageCredential]]] = {
     ("az", "azure-system-identity"): AzureSystemIdentityCredential,
     ("gcs", "service-account-key"): GcsServiceAccountKeyCredential,
     ("gcs", "gcp-system-identity"): GcsSystemIdentityCredential,
+}
+# Credentials that are the server's own cloud identity (Lakekeeper's `*-system-identity`; AWS's is not supported).
+_SYSTEM_IDENTITIES: Final[dict[tuple[object, object], SystemIdentity]] = {
+    ("s3", "aws-system-identity"): "aws",
+    ("az", "azure-system-identity"): "azure",
+    ("gcs", "gcp-system-identity"): "gcp",
 }
 # Which credential types each profile type can use.
 _FITS: Final[dict[type[StorageProfile], tuple[type[StorageCredential], ...]]] = {
@@ -174,6 +180,14 @@ def decode_credential(document: Json) -> StorageCredential:
     else:
         check_azure_credential(credential)
     return credential
+
+
+def system_identity_of(document: Json | None) -> SystemIdentity | None:
+    """The cloud whose system identity a credential document asks the server to use (None: a credential of its
+    own). Read off the raw document, so a refusal needs neither decoding nor anything outbound."""
+    if not isinstance(document, dict):
+        return None
+    return _SYSTEM_IDENTITIES.get((document.get("type"), document.get("credential-type")))
 
 
 def check_credential_fits(profile: StorageProfile, credential: StorageCredential | None) -> None:
@@ -255,61 +269,9 @@ def check_profile_update(old: StorageProfile, new: StorageProfile) -> None:
         )
 
 
-def fileio_properties(profile: StorageProfile, credential: StorageCredential | None) -> dict[str, str]:
-    """pyiceberg FileIO properties for the catalog's own IO on S3 (ADLS and GCS: storage/adls_io, gcs_io)."""
-    if not isinstance(profile, S3Profile) or not isinstance(credential, S3AccessKeyCredential | None):
-        return {}
-    properties = {
-        "py-io-impl": "pyiceberg.io.pyarrow.PyArrowFileIO",
-        "s3.region": profile.region,
-        # pyarrow names the bucket in the path for a custom endpoint unless virtual addressing is forced.
-        "s3.force-virtual-addressing": _flag(not path_style(profile)),
-        "s3.connect-timeout": "10",
-        "s3.request-timeout": "60",
-    }
-    if profile.endpoint:
-        properties["s3.endpoint"] = profile.endpoint
-    if credential is not None:
-        properties["s3.access-key-id"] = credential.access_key_id
-        properties["s3.secret-access-key"] = credential.secret_access_key
-    return properties
-
-
-def client_config(profile: StorageProfile, credential: StorageCredential | None) -> dict[str, str]:
-    """The `config` a loadTable/createTable response gives clients (pyiceberg's and Java S3FileIO's keys).
-
-    Static keys are included only when the profile says `share-static-credentials-with-clients`.
-    """
-    if isinstance(profile, AdlsProfile):
-        return adls_client_config(profile)
-    if isinstance(profile, GcsProfile):
-        return gcs_client_config(profile)
-    if isinstance(profile, FileProfile) or not isinstance(credential, S3AccessKeyCredential | None):
-        return {}
-    config = {
-        "s3.region": profile.region,
-        "client.region": profile.region,
-        "s3.path-style-access": _flag(path_style(profile)),
-        "s3.force-virtual-addressing": _flag(not path_style(profile)),
-        "s3.remote-signing-enabled": _flag(profile.remote_signing_enabled),
-    }
-    if profile.endpoint:
-        config["s3.endpoint"] = profile.endpoint
-    if profile.push_s3_delete_disabled:
-        config["s3.delete-enabled"] = "false"
-    if credential is not None and profile.share_static_credentials_with_clients:
-        config["s3.access-key-id"] = credential.access_key_id
-        config["s3.secret-access-key"] = credential.secret_access_key
-    return config
-
-
 def path_style(profile: S3Profile) -> bool:
     """Whether requests name the bucket in the path; by default only for a custom endpoint (as pyarrow does)."""
     return profile.path_style_access if profile.path_style_access is not None else profile.endpoint is not None
-
-
-def _flag(value: bool) -> str:
-    return "true" if value else "false"
 
 
 def _kind(profile: StorageProfile) -> str:

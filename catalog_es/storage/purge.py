@@ -49,6 +49,21 @@ def _entries(io: FileIO, manifest: ManifestFile) -> list[str]:
         return []
 
 
+def checksum_sidecar(path: str) -> str:
+    """The checksum file Hadoop's local filesystem writes beside a file (`dir/.name.crc`), as Spark leaves them."""
+    directory, _, name = path.rpartition("/")
+    return f"{directory}/.{name}.crc" if directory else f".{name}.crc"
+
+
+def unreferenced(files: list[str], references: list[str], root: str) -> list[str]:
+    """Those of `files` (relative to `root`) that no reference (a location below `root`) names, nor names as
+    the file a checksum sidecar belongs to."""
+    prefix = f"{root}/"
+    named = {path.removeprefix(prefix) for path in references if path.startswith(prefix)}
+    named |= {checksum_sidecar(path) for path in named}
+    return sorted(path for path in files if path not in named)
+
+
 def remove_empty_directories(root: str) -> None:
     """Remove directories at and below `root` that hold nothing (deepest first); never a file, never a link."""
     if not os.path.isdir(root) or os.path.islink(root):

@@ -1,9 +1,8 @@
-"""Talking to a warehouse's storage: boto3 S3 clients, access probes and safe failure reasons (blocking)."""
+"""Talking to S3: boto3 clients, the access probe and safe failure reasons (blocking; the S3 backend's parts)."""
 
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 from typing import Any, Final
 
 import boto3
@@ -19,19 +18,9 @@ from botocore.exceptions import (
     SSLError,
 )
 
-from catalog_es.errors import BadRequestError, StorageAccessError
-from catalog_es.locations import local_path
-from catalog_es.storage.object_stores import object_store_io
+from catalog_es.errors import StorageAccessError
 from catalog_es.storage.outbound import EndpointPolicy
-from catalog_es.storage.profiles import (
-    FileProfile,
-    S3AccessKeyCredential,
-    S3Profile,
-    StorageCredential,
-    StorageProfile,
-    base_location,
-    path_style,
-)
+from catalog_es.storage.profiles import S3AccessKeyCredential, S3Profile, path_style
 
 _PROBE_BODY: Final = b"catalog-es storage access probe\n"
 _log = structlog.get_logger(__name__)
@@ -170,54 +159,8 @@ def probe_bucket(profile: S3Profile, credential: S3AccessKeyCredential | None, e
             _delete_quietly(client, profile.bucket, key)
 
 
-def probe_directory(path: str) -> None:
-    """Create the directory if missing, then write, read back and delete a probe file in it.
-
-    Raises:
-        StorageAccessError: the directory cannot be created or used.
-    """
-    probe = Path(path) / f".catalog-es-probe-{uuid.uuid4().hex}"
-    try:
-        probe.parent.mkdir(parents=True, exist_ok=True)
-        probe.write_bytes(_PROBE_BODY)
-        try:
-            if probe.read_bytes() != _PROBE_BODY:
-                raise StorageAccessError(f"Storage access check failed for directory {path}: read back other bytes")
-        finally:
-            probe.unlink()
-    except OSError as exc:
-        raise StorageAccessError(
-            f"Storage access check failed for directory {path}: {exc.strerror or exc} ({type(exc).__name__})"
-        ) from exc
-
-
 def _delete_quietly(client: Any, bucket: str, key: str) -> None:
     try:
         client.delete_object(Bucket=bucket, Key=key)
     except (BotoCoreError, ClientError):
         return
-
-
-def validate_access(
-    profile: StorageProfile, credential: StorageCredential | None, endpoints: EndpointPolicy | None = None
-) -> None:
-    """Write, read back and delete a probe object under the base location (blocking: run off the loop).
-
-    Both endpoints of an S3 profile must pass the policy first, the STS one too although the catalog
-    does not call STS yet: a stored profile should not name a host the server may not contact.
-
-    Raises:
-        StorageAccessError: any step fails; the message names the location, endpoint and a safe reason.
-        EndpointNotAllowedError: an endpoint is refused (before any connection).
-    """
-    if isinstance(profile, FileProfile):
-        probe_directory(local_path(base_location(profile)))
-        return
-    endpoints = endpoints or EndpointPolicy()
-    if (store := object_store_io(profile, credential, endpoints)) is not None:  # ADLS, GCS
-        store.probe()
-        return
-    if not isinstance(profile, S3Profile) or not isinstance(credential, S3AccessKeyCredential | None):
-        raise BadRequestError("An S3 storage profile needs an 's3' credential")
-    endpoints.check(profile.sts_endpoint)
-    probe_bucket(profile, credential, endpoints)

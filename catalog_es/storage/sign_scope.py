@@ -7,6 +7,7 @@ warehouse's own bucket and endpoint.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Final, Literal
 from urllib.parse import unquote, urlsplit
 from xml.etree import ElementTree
@@ -15,8 +16,7 @@ import msgspec
 
 from catalog_es.errors import ForbiddenError
 from catalog_es.storage.profiles import S3Profile
-
-Privilege = Literal["select", "modify"]
+from catalog_es.storage.signing import Privilege, Scope
 
 # GET/HEAD read data, PUT/POST/DELETE write it (Lakekeeper: read_data / write_data); nothing else is signed.
 _PRIVILEGES: Final[dict[str, Privilege]] = {
@@ -25,6 +25,24 @@ _PRIVILEGES: Final[dict[str, Privilege]] = {
     "PUT": "modify",
     "POST": "modify",
     "DELETE": "modify",
+}
+# Query parameters signed per request kind: the listing's, DeleteObjects', and per object operation (method, has
+# `uploadId`, has `uploads`) those of Iceberg's clients; `x-id` names the operation (newer AWS SDKs add it).
+_LISTING_PARAMETERS: Final = frozenset(
+    {"prefix", "list-type", "delimiter", "continuation-token", "start-after", "max-keys", "encoding-type"}
+    | {"fetch-owner", "marker", "x-id"}
+)
+_DELETE_PARAMETERS: Final = frozenset({"delete", "x-id"})
+_OBJECT_OPERATIONS: Final[dict[tuple[str, bool, bool], tuple[frozenset[str], str]]] = {
+    ("GET", False, False): (frozenset({"partNumber", "x-id"}), "GetObject"),
+    ("GET", True, False): (frozenset({"uploadId", "max-parts", "part-number-marker", "x-id"}), "ListParts"),
+    ("HEAD", False, False): (frozenset({"partNumber", "x-id"}), "HeadObject"),
+    ("PUT", False, False): (frozenset({"x-id"}), "PutObject"),
+    ("PUT", True, False): (frozenset({"uploadId", "partNumber", "x-id"}), "UploadPart"),
+    ("POST", False, True): (frozenset({"uploads", "x-id"}), "CreateMultipartUpload"),
+    ("POST", True, False): (frozenset({"uploadId", "x-id"}), "CompleteMultipartUpload"),
+    ("DELETE", False, False): (frozenset({"x-id"}), "DeleteObject"),
+    ("DELETE", True, False): (frozenset({"uploadId", "x-id"}), "AbortMultipartUpload"),
 }
 _AWS_SUFFIX: Final = ".amazonaws.com"
 _S3_SCHEMES: Final = ("s3", "s3a", "s3n")
@@ -39,14 +57,6 @@ class S3Request(msgspec.Struct, frozen=True):
     body: str | None = None
 
 
-class Scope(msgspec.Struct, frozen=True):
-    """What a request touches: its S3 locations (`s3://bucket/key`), and whether they are listing prefixes."""
-
-    locations: tuple[str, ...]
-    privilege: Privilege
-    listing: bool = False
-
-
 def privilege_for(method: str) -> Privilege:
     """Raises: ForbiddenError for a method that is neither a read nor a write (PATCH, OPTIONS, ...)."""
     privilege = _PRIVILEGES.get(method.upper())
@@ -56,32 +66,60 @@ def privilege_for(method: str) -> Privilege:
 
 
 def request_scope(profile: S3Profile, request: S3Request) -> Scope:
-    """The objects the request reads or writes.
+    """The operation the request is and the objects it reads or writes.
 
-    Object requests name one key. Requests on the bucket itself are signed in two cases only: a listing
-    (ListObjects/ListObjectsV2) with a `prefix`, and DeleteObjects with its XML body (the keys it deletes).
+    Object requests name one key, with only the query parameters of the object and multipart-upload operations
+    Iceberg's clients use (`?acl`, `?tagging`, `?versionId`, `?restore`, ... are refused). Requests on the bucket
+    itself are signed in two cases only: a listing (ListObjects/ListObjectsV2) with exactly one `prefix`, and
+    DeleteObjects with its XML body (the keys it deletes); every other bucket sub-resource (`?acl`, `?policy`,
+    `?versions`, `?cors`, `?lifecycle`, ...) is refused. A repeated query parameter is refused everywhere: S3
+    and this check could read different values of it.
 
     Raises:
-        ForbiddenError: another host, bucket or style; a `.`/`..` segment; a bucket request of another kind.
+        ForbiddenError: another host, bucket or style; a `.`/`..` segment; a bucket request of another kind; a
+            query parameter outside the operation's.
     """
     privilege = privilege_for(request.method)
     bucket, key, query = split_url(profile, request.uri)
     if bucket != profile.bucket:
         raise ForbiddenError("The request names another bucket than the warehouse's")
+    method = request.method.upper()
     if key:
         _check_key(key)
-        return Scope((f"s3://{bucket}/{key}",), privilege)
-    method = request.method.upper()
+        return Scope((f"s3://{bucket}/{key}",), privilege, operation=_object_operation(method, query))
     if method == "GET" and "prefix" in query:
+        _only(query, _LISTING_PARAMETERS, "a listing")
         prefix = query["prefix"]
         _check_key(prefix)
-        return Scope((f"s3://{bucket}/{prefix}",), privilege, listing=True)
+        operation = "ListObjectsV2" if query.get("list-type") == "2" else "ListObjects"
+        return Scope((f"s3://{bucket}/{prefix}",), privilege, listing=True, operation=operation)
     if method == "POST" and "delete" in query:
+        _only(query, _DELETE_PARAMETERS, "DeleteObjects")
         keys = deleted_keys(request.body)
         for deleted in keys:
             _check_key(deleted)
-        return Scope(tuple(f"s3://{bucket}/{deleted}" for deleted in keys), privilege)
-    raise ForbiddenError("Only listings under a table and DeleteObjects with its body are signed on the bucket")
+        return Scope(tuple(f"s3://{bucket}/{deleted}" for deleted in keys), privilege, operation="DeleteObjects")
+    raise ForbiddenError(
+        "Only listings with one prefix under a table and DeleteObjects with its body are signed on the bucket"
+    )
+
+
+def _object_operation(method: str, query: dict[str, str]) -> str:
+    """The S3 operation of an object request. Raises: ForbiddenError for one outside Iceberg's clients' set."""
+    names = {name for name in query if not (method in ("GET", "HEAD") and name.startswith("response-"))}
+    upload = "uploadId" in names
+    known = _OBJECT_OPERATIONS.get((method, upload, "uploads" in names))
+    if known is None:
+        raise ForbiddenError(f"This {method} request on an object is not an operation that is signed")
+    allowed, operation = known
+    _only(names, allowed, operation)
+    return operation
+
+
+def _only(names: Iterable[str], allowed: frozenset[str], operation: str) -> None:
+    extra = sorted(name for name in names if name not in allowed)
+    if extra:
+        raise ForbiddenError(f"Query parameter {extra[0]!r} is not signed for {operation}")
 
 
 def inside(scope: Scope, table_location: str) -> bool:
@@ -195,13 +233,17 @@ def _port(scheme: str, port: int | None) -> int:
 
 
 def _query(query: str) -> dict[str, str]:
-    """Decoded query parameters. A raw `+` is refused: S3 could read it as a space, another key than checked."""
+    """Decoded query parameters. A raw `+` is refused: S3 could read it as a space, another key than checked; a
+    repeated name too: S3 could act on another of its values than the one checked."""
     params: dict[str, str] = {}
     for pair in filter(None, query.split("&")):
         name, _, value = pair.partition("=")
-        if "+" in value:
+        if "+" in value or "+" in name:
             raise ForbiddenError("Encode '+' in query parameters as %2B")
-        params[unquote(name)] = unquote(value)
+        decoded = unquote(name)
+        if decoded in params:
+            raise ForbiddenError(f"Query parameter {decoded!r} is repeated")
+        params[decoded] = unquote(value)
     return params
 
 

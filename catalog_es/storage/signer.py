@@ -10,11 +10,10 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
 from catalog_es.errors import ForbiddenError
-from catalog_es.storage.profiles import S3AccessKeyCredential
+from catalog_es.storage.profiles import S3AccessKeyCredential, S3Profile
+from catalog_es.storage.sign_headers import signed_headers
 
 _CONTENT_SHA256: Final = "x-amz-content-sha256"
-# Headers the signer sets itself: a client's own values are dropped before signing.
-_SIGNER_HEADERS: Final = frozenset({"authorization", "x-amz-date", "x-amz-security-token", "date"})
 
 
 class _KnownPayloadAuth(S3SigV4Auth):  # type: ignore[misc]  # botocore ships no type hints
@@ -30,7 +29,7 @@ class _KnownPayloadAuth(S3SigV4Auth):  # type: ignore[misc]  # botocore ships no
 
 def sign_request(
     credential: S3AccessKeyCredential,
-    region: str,
+    profile: S3Profile,
     method: str,
     uri: str,
     headers: dict[str, list[str]],
@@ -39,13 +38,15 @@ def sign_request(
     """The headers to add to the client's request so that S3 accepts it: `Authorization`, `x-amz-date`,
     `x-amz-content-sha256` when the client did not send it (and a session token with temporary keys).
 
-    Only new or changed headers come back: pyiceberg adds them to its request (a repeated header would
+    Only the client's headers `signed_headers` allows are signed; the host is the URL's. Only new or changed
+    headers come back: pyiceberg adds them to its request (a repeated header would
     be sent twice) and Iceberg Java keeps its own. The payload hash is the client's `x-amz-content-sha256`,
     else `UNSIGNED-PAYLOAD`; a body the server checked (DeleteObjects) is bound by its SHA-256.
 
-    Raises: ForbiddenError when the client's payload hash contradicts the checked body.
+    Raises: ForbiddenError when the client's payload hash contradicts the checked body, or for a header
+    `signed_headers` refuses.
     """
-    kept = {name: values for name, values in headers.items() if name.lower() not in _SIGNER_HEADERS}
+    kept = signed_headers(profile, uri, headers)
     claimed = next((values for name, values in kept.items() if name.lower() == _CONTENT_SHA256), None)
     payload_hash = claimed[0] if claimed else UNSIGNED_PAYLOAD
     if body is not None:
@@ -55,6 +56,6 @@ def sign_request(
         payload_hash = digest
     request = AWSRequest(method=method.upper(), url=uri, headers={name: ", ".join(v) for name, v in kept.items()})
     keys = Credentials(credential.access_key_id, credential.secret_access_key)
-    _KnownPayloadAuth(keys, region, payload_hash).add_auth(request)
+    _KnownPayloadAuth(keys, profile.region, payload_hash).add_auth(request)
     sent = {name.lower(): ", ".join(values) for name, values in kept.items()}
     return {name: [value] for name, value in request.headers.items() if sent.get(name.lower()) != value}

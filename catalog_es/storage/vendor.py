@@ -1,68 +1,47 @@
-"""Vending S3 credentials for a table: the session policy, the cache and the STS call put together."""
+"""Vending credentials for a table, whatever the store: through the cache (single-flight), on the store's threads.
+
+The backend knows how its store vends (S3: STS AssumeRole with a session policy; ADLS: a directory SAS; GCS: a
+downscoped token); this module makes every store's vending cached and bounded alike. Each store's calls run on a
+bounded pool of its own: on the loop's default executor a burst of them (a cold cache) would queue the name
+lookups of new database connections behind them and starve the pool.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import get_args
 
-import msgspec
-
-from catalog_es.errors import StorageAccessError
+from catalog_es.storage.backends import StorageBackend, VendedConfig
+from catalog_es.storage.backends.base import Store
 from catalog_es.storage.credential_cache import CredentialCache
-from catalog_es.storage.outbound import EndpointPolicy
-from catalog_es.storage.profiles import S3AccessKeyCredential, S3Profile, StorageCredential
-from catalog_es.storage.session_policy import AccessLevel, session_policy
-from catalog_es.storage.sts import VendedCredential, assume_role, sts_client
-
-_MAX_CLIENTS = 256  # one per warehouse setup; dropped all at once past this (they are cheap to rebuild)
+from catalog_es.storage.session_policy import AccessLevel
 
 
 class CredentialVendor:
-    """One per process: vends through its cache, calling STS on its own threads (never on the event loop)."""
+    """One per process: one cache for every store, one thread pool per store."""
 
-    def __init__(
-        self, endpoints: EndpointPolicy | None = None, cache: CredentialCache | None = None, threads: int = 4
-    ) -> None:
-        self.endpoints = endpoints or EndpointPolicy()
+    def __init__(self, cache: CredentialCache | None = None, threads: int = 4) -> None:
         self.cache = cache or CredentialCache()
-        # STS calls get threads of their own: on the loop's default executor a burst of them (a cold cache) would
-        # queue the name lookups of new database connections behind them and starve the pool.
-        self._threads = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="sts")
-        self._clients: dict[str, Any] = {}  # STS clients by warehouse setup: building one costs more than a call
+        self._pools = {
+            store: ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"vend-{store}")
+            for store in get_args(Store)
+        }
 
     async def vend(
-        self,
-        profile: S3Profile,
-        credential: StorageCredential | None,
-        location: str,
-        level: AccessLevel,
-        principal_id: str,
-    ) -> VendedCredential:
-        """Credentials for `level` on the objects under `location`, for the principal (cached until close to expiry).
+        self, backend: StorageBackend, location: str, level: AccessLevel, principal_id: str
+    ) -> dict[str, str]:
+        """The table config's credential keys for `level` on `location`, for the principal (cached until close to
+        expiry; concurrent requests for one key share one call to the store).
 
         Raises:
-            InvalidLocationError: not an S3 location.
-            EndpointNotAllowedError, StorageAccessError: see `catalog_es.storage.sts`.
+            InvalidLocationError: not a location of the warehouse's store.
+            EndpointNotAllowedError, StorageAccessError: the store refused or could not be reached.
         """
-        if credential is not None and not isinstance(credential, S3AccessKeyCredential):
-            raise StorageAccessError("An S3 warehouse's storage credential must be an access key to call STS")
-        policy = session_policy(location, level, profile.region, profile.aws_kms_key_arn)
-        # The key names the profile and the credential (by digest, never the secret) so that a changed
-        # warehouse never gets keys issued for its old settings.
-        setup = hashlib.sha256(msgspec.json.encode((profile, credential))).hexdigest()
-        key = (setup, location, level, principal_id)
+        call = backend.vending(location, level, principal_id)
+        key = (backend.store, backend.setup, location, level, principal_id)
 
-        def call() -> VendedCredential:
-            client = self._clients.get(setup)
-            if client is None:
-                if len(self._clients) >= _MAX_CLIENTS:
-                    self._clients.clear()
-                client = self._clients[setup] = sts_client(profile, credential, self.endpoints)
-            return assume_role(client, profile, credential, policy, principal_id)
+        async def issue() -> VendedConfig:
+            return await asyncio.get_running_loop().run_in_executor(self._pools[backend.store], call)
 
-        async def issue() -> VendedCredential:
-            return await asyncio.get_running_loop().run_in_executor(self._threads, call)
-
-        return await self.cache.get(key, issue)
+        return (await self.cache.get(key, issue)).config

@@ -93,12 +93,21 @@ async def verify_event_chain(conn: Connection, *, batch: int = 5000) -> ChainRep
 
 
 async def verify_access_chain(conn: Connection, *, batch: int = 5000) -> ChainReport:
-    """Walk the access audit log in id order and recompute every row's link."""
+    """Walk the access audit log in id order and recompute every row's link.
+
+    Records older than the chain (before migration 0802) carry no link; once one record is linked every later
+    one must be, and a log with records but not one link lost them all (the links were set to NULL).
+    """
     report = ChainReport("access_audit_log")
     after, previous = 0, GENESIS
     while True:
         rows = await _rows(conn, ACCESS_ROWS, (after, batch))
         if not rows:
+            if report.unchained and not report.checked:
+                report.problems.append(
+                    f"none of the {report.unchained} access records is linked: the links were removed"
+                    " (unless every record predates the chain)"
+                )
             return report
         for row in rows:
             after = int(row[0])

@@ -1,10 +1,12 @@
-"""A pure summary of what one table or view change did: snapshots, schemas, properties, location."""
+"""A pure summary of what one table or view change did: snapshots, schemas and their columns, properties, location."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import msgspec
+
+from projections.audit.schema_changes import base_schema, column_changes
 
 Json = dict[str, Any]
 
@@ -36,6 +38,9 @@ class ChangeSummary(msgspec.Struct, frozen=True, kw_only=True, rename="kebab", o
     snapshots_removed: list[int] = []
     schemas_added: list[int] = []
     current_schema_id: int | None = None
+    columns_added: list[str] = []
+    columns_dropped: list[str] = []
+    columns_renamed: dict[str, str] = {}
     properties_set: dict[str, str] = {}
     properties_removed: list[str] = []
     location: str | None = None
@@ -50,6 +55,9 @@ class ChangeSummary(msgspec.Struct, frozen=True, kw_only=True, rename="kebab", o
         parts += [f"+schema {sid}" for sid in self.schemas_added]
         if self.current_schema_id is not None:
             parts.append(f"current schema {self.current_schema_id}")
+        parts += [f"+column {name}" for name in self.columns_added]
+        parts += [f"-column {name}" for name in self.columns_dropped]
+        parts += [f"column {old} renamed {new}" for old, new in self.columns_renamed.items()]
         parts += [f"ref {name}={sid}" for name, sid in self.refs_set.items()]
         parts += [f"set {key}={value}" for key, value in self.properties_set.items()]
         parts += [f"unset {key}" for key in self.properties_removed]
@@ -78,11 +86,16 @@ def summarize_maintenance_job(data: Json, finished: bool) -> ChangeSummary:
 
 
 def summarize_updates(
-    updates: list[Json], metadata: Json | None = None, rebased: Json | None = None, assigned: Json | None = None
+    updates: list[Json],
+    metadata: Json | None = None,
+    rebased: Json | None = None,
+    requirements: list[Json] | None = None,
+    assigned: Json | None = None,
 ) -> ChangeSummary:
     """Fold a commit's updates; `assigned` (the ids the catalog chose, recorded since commits record changes) or
-    else `metadata` (the result) resolves `-1`, "the schema added last"; `rebased` is the commit event's record of
-    a server-side rebase."""
+    else `metadata` (the result) resolves `-1`, "the schema added last"; `metadata` holds the schema an added one
+    is compared with (the one `requirements` assert, else the newest older one); `rebased` is the commit event's
+    record of a server-side rebase."""
     added: list[int] = []
     fields: Json = {
         "snapshots_added": [],
@@ -92,6 +105,9 @@ def summarize_updates(
         "properties_removed": [],
         "refs_set": {},
         "other": [],
+        "columns_added": [],
+        "columns_dropped": [],
+        "columns_renamed": {},
     }
     for update in updates:
         action = update.get("action", "")
@@ -101,6 +117,10 @@ def summarize_updates(
             fields["snapshots_removed"].extend(int(sid) for sid in update.get("snapshot-ids", []))
         elif action == "add-schema":
             added.append(_added_schema_id(update, metadata, assigned))
+            changes = column_changes(update["schema"], base_schema(metadata, requirements or [], added[-1]))
+            fields["columns_added"] += changes.added
+            fields["columns_dropped"] += changes.dropped
+            fields["columns_renamed"].update(changes.renamed)
         elif action == "set-current-schema":
             schema_id = int(update["schema-id"])
             if schema_id == -1:

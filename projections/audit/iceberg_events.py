@@ -14,10 +14,13 @@ from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from catalog_es.store.migrations import Migration
 
-_NAMING_TYPES = tuple(
-    f"io.catalog-es.{kind}.{action}.v1" for kind in ("table", "view") for action in ("created", "registered", "renamed")
-)
-_NAMING_LIST = ", ".join(f"'{name}'" for name in _NAMING_TYPES)
+
+def _naming_list(actions: tuple[str, ...]) -> str:
+    return ", ".join(f"'io.catalog-es.{kind}.{action}.v1'" for kind in ("table", "view") for action in actions)
+
+
+# The events that (re)name a table or view; an undrop may give it a new name (its old one taken meanwhile).
+_NAMING_LIST = _naming_list(("created", "registered", "renamed", "undropped"))
 ICEBERG_EVENTS_MIGRATIONS = (
     Migration(
         "0402_iceberg_events_indexes",
@@ -26,8 +29,14 @@ ICEBERG_EVENTS_MIGRATIONS = (
         "CREATE INDEX IF NOT EXISTS catalog_events_warehouse_position"
         " ON catalog_events ((data->>'warehouse_id'), global_position);"
         " CREATE INDEX IF NOT EXISTS catalog_events_naming ON catalog_events (stream_id, global_position)"
-        f" WHERE type IN ({_NAMING_LIST});"
+        f" WHERE type IN ({_naming_list(('created', 'registered', 'renamed'))});"
         " CREATE INDEX IF NOT EXISTS catalog_events_commit ON catalog_events (commit_id);",
+    ),
+    Migration(
+        "0403_iceberg_events_naming_undropped",
+        "DROP INDEX IF EXISTS catalog_events_naming;"
+        " CREATE INDEX catalog_events_naming ON catalog_events (stream_id, global_position)"
+        f" WHERE type IN ({_NAMING_LIST});",
     ),
 )
 _EVENT_COLUMNS = (

@@ -199,3 +199,25 @@ def test_v3_types_are_refused_when_a_schema_is_added_to_a_format_version_2_table
     for response in refused:
         assert_error(response, 400, "BadRequestException")
     assert load_table(rest, "old", "t")["metadata-location"] == before["metadata-location"]
+
+
+def test_v3_column_defaults_are_kept_when_a_table_is_created(rest: RestApi) -> None:
+    """`initial-default` / `write-default` survive the fresh ids (Iceberg Java's `AssignFreshIds` keeps them)."""
+    create_namespace(rest, "defaults")
+    schema = {
+        "type": "struct",
+        "schema-id": 0,
+        "fields": [
+            {"id": 1, "name": "id", "type": "long", "required": True},
+            {"id": 2, "name": "level", "type": "int", "required": False, "initial-default": 3, "write-default": 4},
+            {"id": 3, "name": "note", "type": "string", "required": False, "write-default": "n/a"},
+        ],
+    }
+    created = create_table(rest, "defaults", "t", {"schema": schema, "properties": {"format-version": "3"}})
+    assert created.status_code == 200, created.text
+
+    loaded = load_table(rest, "defaults", "t")
+    for document in (created.json()["metadata"], loaded["metadata"], _stored(loaded["metadata-location"])):
+        fields: Any = document["schemas"][0]["fields"]  # type: ignore[index]
+        assert (fields[1]["initial-default"], fields[1]["write-default"]) == (3, 4)
+        assert fields[2]["write-default"] == "n/a"

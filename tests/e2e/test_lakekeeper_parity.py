@@ -159,10 +159,37 @@ def test_namespaces_nest_up_to_the_maximum_depth_and_no_deeper(rest: RestApi) ->
     assert too_deep.status_code == 400, too_deep.text
     error = too_deep.json()["error"]
     assert error["code"] == 400
-    assert error["type"] == "BadRequestException"
-    assert "the maximum depth is 5" in error["message"]
+    assert error["type"] == "NamespaceDepthExceeded"
+    assert error["message"] == "Namespace exceeds maximum depth of 5"  # Lakekeeper's text, which its tests assert
     missing = rest.http.get(rest.url(f"namespaces/{'%1F'.join([*levels, 'f'])}"))
     assert missing.status_code == 404  # nothing was written
+
+
+def test_encryption_key_id_is_refused_with_lakekeeper_types_when_changed_or_removed(rest: RestApi) -> None:
+    schema = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "required": False, "type": "long"}]}
+    assert rest.http.post(rest.url("namespaces"), json={"namespace": ["enc"]}).status_code == 200
+    body = {"name": "t", "schema": schema, "properties": {"encryption.key-id": "key-1"}}
+    assert rest.http.post(rest.url("namespaces/enc/tables"), json=body).status_code == 200
+
+    def commit(update: dict[str, Any]) -> httpx.Response:
+        return rest.http.post(rest.url("namespaces/enc/tables/t"), json={"requirements": [], "updates": [update]})
+
+    same = commit({"action": "set-properties", "updates": {"encryption.key-id": "key-1"}})
+    assert same.status_code == 200, same.text
+    changed = commit({"action": "set-properties", "updates": {"encryption.key-id": "key-2"}})
+    assert changed.status_code == 400, changed.text
+    assert changed.json()["error"] == {
+        "message": "Cannot modify immutable property 'encryption.key-id'",
+        "type": "ImmutablePropertyModification",
+        "code": 400,
+    }
+    removed = commit({"action": "remove-properties", "removals": ["encryption.key-id"]})
+    assert removed.status_code == 400, removed.text
+    assert removed.json()["error"] == {
+        "message": "Cannot remove immutable property 'encryption.key-id'",
+        "type": "ImmutablePropertyRemoval",
+        "code": 400,
+    }
 
 
 def _files_below(location: str) -> list[Path]:
@@ -212,7 +239,7 @@ def test_purge_by_default_is_a_warehouse_choice_and_the_spec_default_stays(
     [
         (None, "{ns_id}", "{ns_id}/{table_id}"),
         (
-            {"type": "full-hierarchy", "namespace": "{name}", "table": "{name}-{uuid}"},
+            {"type": "full-hierarchy", "namespace": "{name}", "tabular": "{name}-{uuid}"},
             "top/sub%20b",
             "top/sub%20b/t-{table_id}",
         ),
@@ -221,7 +248,8 @@ def test_purge_by_default_is_a_warehouse_choice_and_the_spec_default_stays(
             "sub%20b",
             "sub%20b/{table_id}",
         ),
-        ({"type": "table-only", "table": "{name}-{uuid}"}, "{ns_id}", "t-{table_id}"),
+        ({"type": "tabular-only", "tabular": "{name}-{uuid}"}, "{ns_id}", "t-{table_id}"),
+        ({"type": "table-only", "table": "{name}-{uuid}"}, "{ns_id}", "t-{table_id}"),  # the first spelling
     ],
 )
 def test_storage_layout_places_new_namespaces_and_tables(

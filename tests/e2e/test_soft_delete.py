@@ -309,3 +309,26 @@ def test_expired_drop_with_purge_removes_the_objects_of_an_s3_warehouse(server: 
     assert server.deleted(warehouse_id) == []
     history = server.api.get("/management/v1/events", params={"type": "table.expired", "warehouse": warehouse_id})
     assert [event["data"]["table_id"] for event in history.json()["events"]] == [str(table.metadata.table_uuid)]
+
+
+def test_events_name_an_undropped_table_by_the_name_it_was_undropped_under_when_renamed(server: Server) -> None:
+    warehouse_id, ice = server.warehouse("events_undrop", 3600)
+    ice.create_namespace("ns")
+    old = ice.create_table("ns.t", schema=SCHEMA)
+    ice.drop_table("ns.t")
+    ice.create_table("ns.t", schema=SCHEMA)
+    table_id = str(old.metadata.table_uuid)
+    assert server.undrop(warehouse_id, {"type": "table", "id": table_id, "name": "t_before"}).status_code == 200
+    ice.load_table("ns.t_before").transaction().set_properties(owner="alice").commit_transaction()
+
+    def events(body: Json) -> list[Json]:
+        response = server.api.post(server.catalog_url(warehouse_id, "events"), json={"page-size": 1000, **body})
+        assert response.status_code == 200, response.text
+        found: list[Json] = response.json()["events"]
+        return found
+
+    operations = [event["operation"] for event in events({"catalog-objects-by-uuid": [table_id]})]
+    update = next(operation for operation in operations if operation["operation-type"] == "update-table")
+    assert update["identifier"] == {"namespace": ["ns"], "name": "t_before"}
+    by_new_name = events({"catalog-objects-by-name": [["ns", "t_before"]]})
+    assert [event["operation"]["operation-type"] for event in by_new_name][-1] == "update-table"

@@ -92,6 +92,46 @@ def test_purge_deletes_files_of_file_warehouse_when_worker_ran(served: tuple[Run
     assert result["result"]["deleted"] == result["result"]["files"]
 
 
+def test_purge_deletes_hadoop_checksum_sidecars_with_their_files_when_spark_wrote_them(
+    served: tuple[RunningCatalog, str],
+) -> None:
+    """Spark on a file warehouse leaves `.name.crc` beside each file; they kept the table's directories alive."""
+    running, dsn = served
+    ice = load_catalog("served", type="rest", uri=running.catalog_uri, warehouse="demo")
+    ice.create_namespace("spark_files")
+    table = ice.create_table("spark_files.sales", schema=SCHEMA)
+    table.append(pa.table({"id": [1, 2], "part": [1, 2]}))
+    table_dir = Path(local_path(table.location()))
+    for written in [path for path in _files(table_dir) if path.suffix in (".parquet", ".avro")]:
+        written.with_name(f".{written.name}.crc").write_bytes(b"crc")
+    before = len(_succeeded(dsn))
+
+    ice.purge_table("spark_files.sales")
+
+    assert eventually(lambda: not table_dir.exists()), _files(table_dir)
+    [result] = _succeeded(dsn)[before:]
+    assert result["result"]["deleted"] == result["result"]["files"]
+
+
+def test_purge_keeps_a_checksum_file_whose_file_the_table_does_not_reference(
+    served: tuple[RunningCatalog, str],
+) -> None:
+    running, dsn = served
+    ice = load_catalog("served", type="rest", uri=running.catalog_uri, warehouse="demo")
+    ice.create_namespace("spark_other")
+    table = ice.create_table("spark_other.sales", schema=SCHEMA)
+    table.append(pa.table({"id": [1], "part": [1]}))
+    table_dir = Path(local_path(table.location()))
+    stranger = table_dir / "data" / ".not-the-tables.parquet.crc"
+    stranger.write_bytes(b"crc")
+    before = len(_succeeded(dsn))
+
+    ice.purge_table("spark_other.sales")
+
+    assert eventually(lambda: len(_succeeded(dsn)) > before)
+    assert _files(table_dir) == [stranger]
+
+
 def test_purge_deletes_objects_of_s3_warehouse_when_worker_ran(
     served: tuple[RunningCatalog, str], s3_endpoint: str
 ) -> None:

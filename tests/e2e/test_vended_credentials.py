@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -240,3 +242,39 @@ def test_vended_secrets_are_in_no_table_and_no_log_when_credentials_were_served(
     log = (server.data_dir.parent / f"serve-{server.base_url.rsplit(':', 1)[1]}.log").read_text()
     assert log
     assert not any(secret in log for secret in secrets)
+
+
+def test_credentials_under_an_as_of_prefix_are_read_only_and_none_for_a_table_dropped_now(
+    server: RunningCatalog,
+    idp: OpenIdProvider,
+    s3_iam: IamStore,  # noqa: F811
+) -> None:
+    admin = _pyiceberg(server, idp, "admin")
+    admin.create_namespace("past")
+    admin.create_table("past.kept", schema=SCHEMA).append(ROWS)
+    admin.create_table("past.gone", schema=SCHEMA).append(ROWS)
+    http = _catalog_http(server, idp, "admin")
+    before = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    time.sleep(0.01)
+    admin.drop_table("past.gone")  # not purged: its files stay in the bucket
+    config = http.get(f"{server.catalog_uri}/v1/config", params={"warehouse": f"vend@{before}"}).json()
+    past = f"{server.catalog_uri}/v1/{config['defaults']['prefix']}"
+
+    kept = http.get(f"{past}/namespaces/past/tables/kept", headers=VENDED)
+    assert kept.status_code == 200, kept.text
+    s3, (bucket, key) = _s3(s3_iam, kept.json()["config"]), _bucket_key(kept.json()["metadata"]["location"])
+    assert s3.get_object(Bucket=bucket, Key=_bucket_key(kept.json()["metadata-location"])[1])["Body"].read()
+    with pytest.raises(ClientError) as refused:  # the admin may modify the table now, yet the past is read-only
+        s3.put_object(Bucket=bucket, Key=f"{key}/data/evil.parquet", Body=b"x")
+    assert refused.value.response["Error"]["Code"] == "AccessDenied"
+    refreshed = http.get(f"{past}/namespaces/past/tables/kept/credentials")
+    assert refreshed.status_code == 200, refreshed.text
+    [credential] = refreshed.json()["storage-credentials"]
+    with pytest.raises(ClientError):
+        _s3(s3_iam, credential["config"]).put_object(Bucket=bucket, Key=f"{key}/data/evil.parquet", Body=b"x")
+
+    gone = http.get(f"{past}/namespaces/past/tables/gone", headers=VENDED)
+    assert gone.status_code == 200, gone.text  # the past catalog still describes it ...
+    assert "s3.session-token" not in gone.json()["config"]  # ... but hands out no access to its files
+    assert "storage-credentials" not in gone.json()
+    assert http.get(f"{past}/namespaces/past/tables/gone/credentials").json() == {"storage-credentials": []}

@@ -63,7 +63,7 @@ def test_history_shows_names_and_readable_changes_newest_first(catalog_env: None
     ("option", "value", "message"),
     [
         ("--warehouse", "no_such_warehouse", "no warehouse 'no_such_warehouse'"),
-        ("--table", "sales.no_such_table", "no table 'no_such_table'"),
+        ("--table", "sales.no_such_table", "no table 'sales.no_such_table'"),
         ("--namespace", "no.such", "no namespace 'no.such'"),
     ],
 )

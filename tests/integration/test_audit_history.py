@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from datetime import UTC, datetime, timedelta
 
+from api.management.audit_params import event_filter
+from catalog_es.events.maintenance import MaintenanceJobFinished, MaintenanceJobStarted
 from catalog_es.identifiers import Namespace
 from catalog_es.store.eventstore import EventMetadata
 from commands.commit_table import CommitTable, handle_commit_table
@@ -185,3 +188,40 @@ def test_history_filters_and_pages_when_log_has_several_entities(open_catalog):
     ]
     assert history[1].summary.snapshots_added == [SNAPSHOT_ID]
     assert history[1].summary.properties_set == {"quality": "gold"}
+
+
+def test_a_table_found_by_dotted_name_brings_its_maintenance_jobs_when_the_route_or_cli_names_it(open_catalog):
+    """`table=sales.orders` (the route) and `--table sales.orders` (the CLI) find the table, its jobs included."""
+
+    async def scenario():
+        async with open_catalog() as catalog:
+            ctx, wh = catalog.ctx, catalog.warehouse_id
+            await handle_create_namespace(CreateNamespace(wh, SALES, {}, ALICE), ctx)
+            await handle_create_namespace(CreateNamespace(wh, EU, {}, ALICE), ctx)
+            created = await handle_create_table(CreateTable(wh, SALES, "orders", SCHEMA, ALICE), ctx)
+            await handle_create_table(CreateTable(wh, EU, "orders", SCHEMA, ALICE), ctx)  # same name elsewhere
+            table_id = uuid.UUID(created.metadata["table-uuid"])
+            job = {"table_id": table_id, "warehouse_id": wh, "job_id": uuid.uuid4(), "policy_type": "x", "attempt": 1}
+            for event in (
+                MaintenanceJobStarted(**job, trigger={"kind": "manual"}),
+                MaintenanceJobFinished(**job, outcome="succeeded", metrics={}),
+            ):
+                async with ctx.store.transaction(EventMetadata(actor="system:maintenance")) as tx:
+                    await tx.append(event, expected_version=await tx.stream_version(f"maintenance-{table_id}"))
+            async with catalog.pool.connection() as conn:
+
+                async def found(**criteria):
+                    page = await read_event_page(conn, event_filter(**criteria), limit=1000)
+                    return [(e.stream_id.partition("-")[0], e.type.split(".")[-2]) for e in page.events]
+
+                return {
+                    "dotted": await found(table="sales.orders"),
+                    "by_id": await found(table=str(table_id)),
+                    "namespace": await found(namespace=["sales"], table="orders"),
+                    "eu": await found(table="sales.eu.orders"),
+                }
+
+    results = asyncio.run(scenario())
+    expected = [("table", "created"), ("maintenance", "started"), ("maintenance", "finished")]
+    assert results["dotted"] == results["by_id"] == results["namespace"] == expected
+    assert results["eu"] == [("table", "created")]

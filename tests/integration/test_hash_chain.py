@@ -147,3 +147,52 @@ def test_the_chain_is_never_rebuilt_from_the_log(chained_catalog: str) -> None:
     result = CliRunner().invoke(cli, ["projections", "rebuild", "log_chain"])
     assert result.exit_code == 2
     assert "never rebuilt" in result.output
+
+
+def _access_head(output: str) -> str:
+    line = next(line for line in output.splitlines() if line.startswith("access_audit_log hash chain"))
+    return line.rsplit(" ", 1)[-1]
+
+
+def test_access_records_stripped_of_every_link_and_rewritten_break_the_chain(chained_catalog: str) -> None:
+    _tamper(chained_catalog, "access_audit_log", "UPDATE access_audit_log SET digest = NULL, actor = 'user:nobody'")
+    result = _verify()
+    assert result.exit_code == 1, result.output
+    assert "access_audit_log hash chain: BROKEN" in result.output
+    assert "none of the 3 access records is linked" in result.output
+
+
+def test_access_records_unlinked_after_a_linked_one_break_the_chain(chained_catalog: str) -> None:
+    _tamper(
+        chained_catalog, "access_audit_log", "UPDATE access_audit_log SET digest = NULL WHERE actor <> 'user:alice'"
+    )
+    result = _verify()
+    assert result.exit_code == 1, result.output
+    assert "lost its link" in result.output
+
+
+def test_the_newest_access_records_deleted_are_caught_by_the_recorded_access_head(chained_catalog: str) -> None:
+    anchor = _access_head(_verify().output)
+    assert _verify("--expect-access-head", anchor).exit_code == 0
+    _tamper(chained_catalog, "access_audit_log", "DELETE FROM access_audit_log WHERE actor = 'user:carol'")
+    assert "access_audit_log hash chain: intact, 2 linked" in _verify().output  # consistent with itself…
+    result = _verify("--expect-access-head", anchor)
+    assert result.exit_code == 1  # …but not with what the operator recorded
+    assert "no longer holds the recorded link" in result.output
+    assert "access_audit_log hash chain: BROKEN" in result.output
+
+
+def test_the_same_log_linked_anew_holds_the_recorded_head_as_after_a_restore(chained_catalog: str) -> None:
+    """A restore brings the log, not its chain: `log_chain` links it again, to the very same links."""
+    anchor = _head(_verify().output)
+    with psycopg.connect(chained_catalog, autocommit=True) as conn:
+        conn.execute("DELETE FROM catalog_event_chain")
+        conn.execute("UPDATE projector_checkpoints SET position = 0 WHERE name = 'log_chain'")
+
+    async def relink() -> None:
+        async with await psycopg.AsyncConnection.connect(chained_catalog, autocommit=True) as conn:
+            while await ProjectorRunner(chained_catalog, LOG_CHAIN).step(conn):
+                pass
+
+    asyncio.run(relink())
+    assert _verify("--expect-head", anchor).exit_code == 0

@@ -45,3 +45,26 @@ def test_requests_are_counted_and_timed_by_route_and_status_and_the_pool_is_show
     assert rejected[0]["error_type"] == "NoSuchWarehouseException"
     assert "does not exist" in rejected[0]["message"]
     assert rejected[0]["route"] == warehouse
+
+
+def test_a_body_that_is_not_json_is_logged_and_counted_as_the_400_it_is_answered_when_form_or_multipart(
+    migrated_dsn: str,
+) -> None:
+    app = create_app(load_settings({"CATALOG_ES__PG_DSN": migrated_dsn}), migrated_dsn)
+    with TestClient(app) as client, capture_logs() as logs:
+        form = client.post("/management/v1/project", data={"project-name": "x"})
+        multipart = client.post("/management/v1/project", files={"project-name": b"x"})
+        samples = _samples(client.get("/metrics").text)
+
+    for response in (form, multipart):
+        assert response.status_code == 400, response.text
+        assert response.json()["error"]["type"] == "BadRequestException"
+        assert "not valid JSON" in response.json()["error"]["message"]
+        assert response.headers["x-request-id"]
+    requests = [entry for entry in logs if entry["event"] == "request" and entry["method"] == "POST"]
+    assert [entry["status"] for entry in requests] == [400, 400]
+    rejected = [entry for entry in logs if entry["event"] == "request.rejected"]
+    assert [entry["status"] for entry in rejected] == [400, 400]
+    assert "not valid JSON" in rejected[0]["message"]
+    bad = (("method", "POST"), ("route", "/management/v1/project"), ("status", "400"))
+    assert samples[("catalog_es_http_requests_total", bad)] == 2

@@ -198,13 +198,9 @@ async def _manage(catalog) -> None:
     await handle_delete_project(DeleteProject(doomed, META), ctx)
 
     base = catalog.warehouse_dir.parent
-    profile = {"type": "file", "location": str(base / "bi")}
-    credential = {"type": "s3", "credential-type": "access-key", "access-key-id": "k", "secret-access-key": "s"}
+    profile = {"type": "file", "location": str(base / "bi")}  # a credential would not fit a file profile (400)
     bi = await handle_create_warehouse(
-        CreateWarehouse(
-            project_id=project, name="bi", storage_profile=profile, storage_credential=credential, metadata=META
-        ),
-        ctx,
+        CreateWarehouse(project_id=project, name="bi", storage_profile=profile, metadata=META), ctx
     )
     await handle_rename_warehouse(RenameWarehouse(bi, "BI-Lake", META), ctx)
     await handle_set_warehouse_active(SetWarehouseActive(bi, active=False, metadata=META), ctx)

@@ -7,10 +7,10 @@ import pytest
 
 from catalog_es.errors import BadRequestError, InvalidLocationError, StorageAccessError
 from catalog_es.storage.adls import AdlsProfile
+from catalog_es.storage.backends import validate_access
 from catalog_es.storage.files import ForeignLocationError, WarehouseStorage
 from catalog_es.storage.outbound import EndpointNotAllowedError, EndpointPolicy
 from catalog_es.storage.profiles import StorageCredential, decode_credential, decode_profile
-from catalog_es.storage.s3 import validate_access
 from tests.integration.store_emulators import Azurite
 
 LOOPBACK = EndpointPolicy(allowed_hosts=("127.0.0.1",))
@@ -118,6 +118,7 @@ def test_purge_removes_only_the_table_when_a_sibling_shares_its_name_prefix(azur
     for name in ("t/metadata/a.json", "t/data/x.parquet", "t2/metadata/a.json", "t-other.json"):
         storage.write_metadata(f"{root}/{name}", DOCUMENT)
     assert not storage.is_empty(f"{root}/t")
+    assert sorted(storage.files_below(f"{root}/t")) == ["data/x.parquet", "metadata/a.json"]
     storage.purge(f"{root}/t")
     assert storage.is_empty(f"{root}/t")
     assert azurite.blobs(filesystem) == ["t-other.json", "t2/metadata/a.json"]

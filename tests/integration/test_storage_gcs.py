@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from catalog_es.errors import BadRequestError, InvalidLocationError, StorageAccessError
+from catalog_es.storage.backends import validate_access
 from catalog_es.storage.files import ForeignLocationError, WarehouseStorage
 from catalog_es.storage.gcs import GcsProfile
 from catalog_es.storage.outbound import EndpointNotAllowedError, EndpointPolicy
 from catalog_es.storage.profiles import StorageCredential, decode_credential, decode_profile
-from catalog_es.storage.s3 import validate_access
 from tests.integration.store_emulators import GcsEmulator, free_port, service_account_key
 
 LOOPBACK = EndpointPolicy(allowed_hosts=("127.0.0.1",))
@@ -80,6 +80,7 @@ def test_purge_removes_only_the_table_when_a_sibling_shares_its_name_prefix(gcs_
     for name in ("t/metadata/a.json", "t/data/x.parquet", "t2/metadata/a.json", "t-other.json"):
         storage.write_metadata(f"gs://{bucket}/{name}", DOCUMENT)
     assert not storage.is_empty(f"gs://{bucket}/t")
+    assert sorted(storage.files_below(f"gs://{bucket}/t")) == ["data/x.parquet", "metadata/a.json"]
     storage.purge(f"gs://{bucket}/t")
     assert storage.is_empty(f"gs://{bucket}/t")
     assert gcs_emulator.objects(bucket) == ["t-other.json", "t2/metadata/a.json"]

@@ -12,22 +12,26 @@ import pytest
 from pyiceberg.io import load_file_io
 
 from catalog_es.errors import BadRequestError, StorageAccessError
+from catalog_es.storage.backends import backend_for, validate_access
 from catalog_es.storage.files import WarehouseStorage
 from catalog_es.storage.outbound import EndpointNotAllowedError, EndpointPolicy
 from catalog_es.storage.profiles import (
     FileProfile,
     S3Profile,
     StorageCredential,
-    client_config,
     decode_credential,
     decode_profile,
 )
-from catalog_es.storage.s3 import validate_access
 from tests.integration.s3_server import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY, make_bucket, object_keys, s3_admin
 from tests.security.hostile_s3 import hostile_endpoint
 
 LOOPBACK = EndpointPolicy(allowed_hosts=("127.0.0.1",))  # moto listens there
 DOCUMENT = {"format-version": 2, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1", "location": "x"}
+
+
+def client_config(profile, credential):
+    """What table responses give clients for this storage (the backend's, as the server computes it)."""
+    return backend_for(profile, credential).client_config()
 
 
 def credential() -> StorageCredential:
@@ -134,6 +138,14 @@ def test_warehouse_storage_sees_emptiness_by_whole_path_segments_on_s3(s3_endpoi
     assert not storage.is_empty(f"s3://{bucket}/wh/t1/metadata/v1.metadata.json")
     assert storage.is_empty(f"s3://{bucket}/wh/t")  # a sibling prefix is not "inside"
     assert storage.is_empty(f"s3://{bucket}/wh/t1/data")
+
+
+def test_warehouse_storage_lists_files_relative_to_a_location_by_whole_segments_on_s3(s3_endpoint, bucket):
+    storage = WarehouseStorage(profile(s3_endpoint, bucket), credential(), LOOPBACK)
+    for name in ("t1/metadata/v1.metadata.json", "t1/data/a/b.parquet", "t10/metadata/other.metadata.json"):
+        storage.write_metadata(f"s3://{bucket}/wh/{name}", DOCUMENT)
+    assert sorted(storage.files_below(f"s3://{bucket}/wh/t1")) == ["data/a/b.parquet", "metadata/v1.metadata.json"]
+    assert storage.files_below(f"s3://{bucket}/wh/t2") == []
 
 
 def test_warehouse_storage_purges_everything_below_a_location_on_s3(s3_endpoint, bucket):

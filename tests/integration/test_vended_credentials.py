@@ -10,10 +10,10 @@ import pytest
 from botocore.exceptions import ClientError
 
 from catalog_es.errors import StorageAccessError
+from catalog_es.storage.backends import StorageBackend, backend_for
 from catalog_es.storage.outbound import EndpointNotAllowedError, EndpointPolicy
 from catalog_es.storage.profiles import S3AccessKeyCredential, S3Profile
 from catalog_es.storage.session_policy import AccessLevel
-from catalog_es.storage.sts import VendedCredential
 from catalog_es.storage.vendor import CredentialVendor
 from tests.integration.s3_server import REGION, IamStore, s3_iam  # noqa: F401 - the IAM-enforcing fixture
 
@@ -45,13 +45,17 @@ def bucket(s3_iam: IamStore) -> str:  # noqa: F811
     return name
 
 
+def _backend(
+    store: IamStore, bucket: str, credential: S3AccessKeyCredential | None = None, policy: EndpointPolicy = LOOPBACK
+) -> StorageBackend:
+    return backend_for(_profile(store, bucket), credential or _credential(store), policy)
+
+
 def _vend(store: IamStore, bucket: str, key: str, level: AccessLevel, vendor: CredentialVendor | None = None) -> Any:
-    vendor = vendor or CredentialVendor(LOOPBACK)
+    vendor = vendor or CredentialVendor()
     location = f"s3://{bucket}/{key}"
-    vended: VendedCredential = asyncio.run(
-        vendor.vend(_profile(store, bucket), _credential(store), location, level, "oidc~alice")
-    )
-    return store.s3((vended.access_key_id, vended.secret_access_key), vended.session_token)
+    vended = asyncio.run(vendor.vend(_backend(store, bucket), location, level, "oidc~alice"))
+    return store.s3((vended["s3.access-key-id"], vended["s3.secret-access-key"]), vended["s3.session-token"])
 
 
 def _denied(call: Any) -> None:
@@ -103,14 +107,13 @@ def test_concurrent_requests_make_one_sts_call_when_the_credential_is_cached(
     s3_iam: IamStore,  # noqa: F811
     bucket: str,
 ) -> None:
-    vendor = CredentialVendor(LOOPBACK)
-    profile, credential = _profile(s3_iam, bucket), _credential(s3_iam)
+    vendor, backend = CredentialVendor(), _backend(s3_iam, bucket)
 
     async def many() -> set[str]:
         vended = await asyncio.gather(
-            *(vendor.vend(profile, credential, f"s3://{bucket}/t3", "read", "oidc~bob") for _ in range(20))
+            *(vendor.vend(backend, f"s3://{bucket}/t3", "read", "oidc~bob") for _ in range(20))
         )
-        return {v.access_key_id for v in vended}
+        return {v["s3.access-key-id"] for v in vended}
 
     assert len(asyncio.run(many())) == 1
     assert vendor.cache.issued == 1
@@ -118,9 +121,9 @@ def test_concurrent_requests_make_one_sts_call_when_the_credential_is_cached(
 
 def test_sts_refuses_when_the_warehouse_keys_are_unknown(s3_iam: IamStore, bucket: str) -> None:  # noqa: F811
     wrong = S3AccessKeyCredential(credential_type="access-key", access_key_id="AKIAUNKNOWN", secret_access_key="no")
-    vendor = CredentialVendor(LOOPBACK)
+    vendor = CredentialVendor()
     with pytest.raises(StorageAccessError, match="STS AssumeRole failed"):
-        asyncio.run(vendor.vend(_profile(s3_iam, bucket), wrong, f"s3://{bucket}/t4", "read", "anonymous"))
+        asyncio.run(vendor.vend(_backend(s3_iam, bucket, wrong), f"s3://{bucket}/t4", "read", "anonymous"))
     assert len(vendor.cache) == 0
 
 
@@ -128,6 +131,6 @@ def test_the_sts_endpoint_is_refused_when_the_outbound_policy_does_not_allow_it(
     s3_iam: IamStore,  # noqa: F811
     bucket: str,
 ) -> None:
-    vendor = CredentialVendor(EndpointPolicy())  # no allowed hosts: loopback refused before any connection
+    backend = _backend(s3_iam, bucket, policy=EndpointPolicy())  # no allowed hosts: loopback refused before connecting
     with pytest.raises(EndpointNotAllowedError):
-        asyncio.run(vendor.vend(_profile(s3_iam, bucket), _credential(s3_iam), f"s3://{bucket}/t5", "read", "x"))
+        asyncio.run(CredentialVendor().vend(backend, f"s3://{bucket}/t5", "read", "x"))

@@ -120,3 +120,33 @@ def test_requests_get_503_with_retry_after_and_recover_when_postgresql_is_down_a
     assert properties["before-outage"] == "yes"
     assert properties["after-outage"] == "yes"
     assert "during-outage" not in properties
+
+
+# The pool's reconnection backoff doubles (1, 2, 4 … 32, 64 s): after a 75 s outage its next attempt was ~50 s away.
+LONG_OUTAGE_SECONDS = 75.0
+RECOVERY_SECONDS = 5.0
+
+
+def test_health_recovers_within_seconds_of_postgresql_when_the_outage_was_long(
+    own_postgres: OwnPostgres, outage_catalog: tuple[RunningCatalog, str]
+) -> None:
+    """After a long outage /health stayed 503 for half a minute once the database was back: the pool waited out
+    its grown reconnection backoff. Every answer during the outage stays within the pool timeout too."""
+    catalog, _ = outage_catalog
+    with httpx.Client(base_url=catalog.base_url, timeout=OUTAGE_ANSWER_TIMEOUT) as http:
+        assert http.get("/health").status_code == 200
+        own_postgres.crash()
+        ends = time.monotonic() + LONG_OUTAGE_SECONDS
+        while time.monotonic() < ends:
+            started = time.monotonic()
+            assert http.get("/health").status_code == 503
+            assert time.monotonic() - started < OUTAGE_ANSWER_TIMEOUT
+            time.sleep(1.0)
+
+        own_postgres.restart()
+        back = time.monotonic()
+        while http.get("/health").status_code != 200:
+            assert time.monotonic() - back < RECOVERY_SECONDS, (
+                "the catalog stayed unavailable after PostgreSQL was back"
+            )
+            time.sleep(0.2)

@@ -103,11 +103,69 @@ def test_summary_records_a_server_side_rebase_and_describes_it():
     assert "rebased" not in msgspec.json.decode(msgspec.json.encode(summarize_updates(updates)))
 
 
+def _schema(schema_id: int, *fields: tuple[int, str]) -> dict[str, object]:
+    return {
+        "type": "struct",
+        "schema-id": schema_id,
+        "fields": [{"id": i, "name": name, "type": "long", "required": False} for i, name in fields],
+    }
+
+
+def test_summary_names_columns_renamed_added_and_dropped_when_a_schema_evolves():
+    base = _schema(0, (1, "id"), (2, "amount"), (3, "tmp"))
+    evolved = _schema(1, (1, "id"), (2, "total"), (4, "region"))
+    updates = [{"action": "add-schema", "schema": evolved}, {"action": "set-current-schema", "schema-id": -1}]
+    metadata = {"current-schema-id": 1, "schemas": [base, evolved]}
+    requirements = [{"type": "assert-current-schema-id", "current-schema-id": 0}]
+
+    summary = summarize_updates(updates, metadata, None, requirements)
+
+    assert (summary.columns_added, summary.columns_dropped, summary.columns_renamed) == (
+        ["region"],
+        ["tmp"],
+        {"amount": "total"},
+    )
+    assert summary.describe() == (
+        "+schema 1; current schema 1; +column region; -column tmp; column amount renamed total"
+    )
+    assert msgspec.json.decode(msgspec.json.encode(summary))["columns-renamed"] == {"amount": "total"}
+
+
+def test_summary_compares_with_the_newest_older_schema_when_no_requirement_names_the_base():
+    nested = {
+        "type": "struct",
+        "schema-id": 2,
+        "fields": [
+            {"id": 1, "name": "id", "type": "long", "required": False},
+            {
+                "id": 5,
+                "name": "point",
+                "required": False,
+                "type": {"type": "struct", "fields": [{"id": 6, "name": "lat", "type": "double", "required": False}]},
+            },
+        ],
+    }
+    older = {**nested, "schema-id": 1}
+    older["fields"] = [
+        nested["fields"][0],
+        {
+            **nested["fields"][1],
+            "type": {"type": "struct", "fields": [{"id": 6, "name": "y", "type": "double", "required": False}]},
+        },
+    ]
+    metadata = {"current-schema-id": 2, "schemas": [_schema(0, (1, "id")), older, nested]}
+
+    summary = summarize_updates([{"action": "add-schema", "schema": nested}], metadata)
+
+    assert summary.columns_renamed == {"point.y": "point.lat"}
+    assert summary.columns_added == summary.columns_dropped == []
+
+
 def test_summary_names_the_schema_the_catalog_assigned_when_a_commit_records_its_change():
     updates = [
         {"action": "add-schema", "schema": {"type": "struct", "fields": []}},
         {"action": "set-current-schema", "schema-id": -1},
     ]
-    summary = summarize_updates(updates, None, None, {"schema": 4})
+    summary = summarize_updates(updates, None, None, None, {"schema": 4})
     assert summary.schemas_added == [4]
     assert summary.current_schema_id == 4

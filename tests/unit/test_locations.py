@@ -136,3 +136,17 @@ def test_location_key_is_one_for_every_spelling_of_an_s3_location():
     assert location_key("s3a://bucket/wh/t/") == location_key("s3n://bucket/wh/t") == "s3://bucket/wh/t"
     assert location_key("file:/x/y") == "file:///x/y"
     assert overlaps("s3a://bucket/wh/t", "s3://bucket/wh/t/data")
+
+
+@pytest.mark.parametrize("location", ["s3://b/wh/q?", "s3://b/wh/q?x=1", "s3://b/wh/q#frag", "file:///wh/a?b/c"])
+def test_require_inside_warehouse_refuses_a_location_a_uri_parser_would_cut_when_it_holds_a_query_or_fragment(
+    location: str,
+) -> None:
+    """Silently cut (`s3://b/wh/q?` stored as `s3://b/wh/q`) it named another place than the client's."""
+    warehouse = "file:///wh" if location.startswith("file:") else "s3://b/wh"
+    with pytest.raises(InvalidLocationError, match="%3F"):
+        require_inside_warehouse(location, warehouse)
+
+
+def test_require_inside_warehouse_keeps_a_percent_encoded_question_mark_when_given_one() -> None:
+    assert require_inside_warehouse("s3://b/wh/q%3F", "s3://b/wh") == "s3://b/wh/q%3F"

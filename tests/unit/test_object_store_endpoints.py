@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from catalog_es.storage.backends import validate_access
 from catalog_es.storage.outbound import EndpointNotAllowedError, EndpointPolicy
 from catalog_es.storage.profiles import decode_credential, decode_profile
-from catalog_es.storage.s3 import validate_access
 
 AZURE_KEY = {"type": "az", "credential-type": "shared-access-key", "key": "a2V5"}
 GOOGLE = {"type": "gcs", "credential-type": "gcp-system-identity"}

@@ -7,12 +7,12 @@ import pytest
 from catalog_es.errors import BadRequestError, InvalidLocationError
 from catalog_es.locations import location_key, overlaps, require_inside_warehouse
 from catalog_es.storage.adls import AdlsProfile, adls_client_config
+from catalog_es.storage.backends import backend_for
 from catalog_es.storage.gcs import GcsProfile
 from catalog_es.storage.profiles import (
     base_location,
     check_credential_fits,
     check_profile_update,
-    client_config,
     decode_credential,
     decode_profile,
     encode_credential,
@@ -23,6 +23,11 @@ from catalog_es.storage.profiles import (
 ADLS = {"type": "adls", "account-name": "account1", "filesystem": "fs-one"}
 GCS = {"type": "gcs", "bucket": "bucket_one"}
 KEY = {"type": "service_account", "client_email": "a@b", "private_key": "-----", "private_key_id": "1"}
+
+
+def client_config(profile, credential):
+    """What table responses give clients for this storage (the backend's, as the server computes it)."""
+    return backend_for(profile, credential).client_config()
 
 
 def test_adls_base_location_uses_filesystem_account_host_and_tidied_prefix_when_decoded():

@@ -106,6 +106,58 @@ def test_other_bucket_requests_are_refused() -> None:
             _allowed(uri, method)
 
 
+def test_a_listing_with_a_repeated_prefix_is_refused_whichever_value_s3_would_use() -> None:
+    inside_table, elsewhere = "prefix=wh%2Fns%2Ft%2F", "prefix=wh%2Fns%2Fother%2F"
+    for query in (f"{inside_table}&{elsewhere}", f"{elsewhere}&{inside_table}", f"{inside_table}&pre%66ix=wh%2F"):
+        with pytest.raises(ForbiddenError, match="repeated"):
+            _allowed(f"{MOTO}/lake?list-type=2&{query}")
+
+
+@pytest.mark.parametrize("subresource", ["acl", "policy", "versions", "cors", "lifecycle", "uploads", "tagging"])
+def test_bucket_sub_resources_are_refused_even_with_a_prefix_inside_the_table(subresource: str) -> None:
+    with pytest.raises(ForbiddenError):
+        _allowed(f"{MOTO}/lake?{subresource}&prefix=wh%2Fns%2Ft%2F")
+    with pytest.raises(ForbiddenError):
+        _allowed(f"{MOTO}/lake?{subresource}", "PUT")
+
+
+@pytest.mark.parametrize(
+    ("method", "query"),
+    [
+        ("GET", "acl"),
+        ("PUT", "acl"),
+        ("PUT", "tagging"),
+        ("GET", "versionId=3"),
+        ("PUT", "retention"),
+        ("PUT", "legal-hold"),
+        ("POST", "restore"),
+        ("POST", "select&select-type=2"),
+        ("POST", ""),
+        ("DELETE", "versionId=3"),
+        ("GET", "torrent"),
+    ],
+)
+def test_object_sub_resources_outside_iceberg_clients_operations_are_refused(method: str, query: str) -> None:
+    with pytest.raises(ForbiddenError):
+        _allowed(f"{MOTO}/lake/wh/ns/t/data/f.parquet?{query}", method)
+
+
+def test_iceberg_clients_object_and_multipart_operations_are_named() -> None:
+    def operation(method: str, query: str) -> str:
+        return request_scope(_profile(), S3Request(method, f"{MOTO}/lake/wh/ns/t/f?{query}")).operation
+
+    assert operation("GET", "x-id=GetObject&response-content-type=x") == "GetObject"
+    assert operation("HEAD", "") == "HeadObject"
+    assert operation("PUT", "x-id=PutObject") == "PutObject"
+    assert operation("POST", "uploads") == "CreateMultipartUpload"
+    assert operation("PUT", "partNumber=1&uploadId=u") == "UploadPart"
+    assert operation("POST", "uploadId=u") == "CompleteMultipartUpload"
+    assert operation("DELETE", "uploadId=u") == "AbortMultipartUpload"
+    assert operation("DELETE", "") == "DeleteObject"
+    listing = request_scope(_profile(), S3Request("GET", f"{MOTO}/lake?list-type=2&prefix=wh/ns/t/"))
+    assert (listing.operation, listing.listing) == ("ListObjectsV2", True)
+
+
 def test_delete_objects_is_checked_key_by_key_from_its_body() -> None:
     body = (
         '<Delete xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Object><Key>wh/ns/t/a</Key></Object>'
@@ -145,7 +197,12 @@ def test_signing_applies_per_delegation_header_and_profile() -> None:
     assert not signing_applies(sts, parse_access_delegation("vended-credentials"))
     assert signing_applies(sts, parse_access_delegation("Vended-Credentials, remote-signing"))
     assert not signing_applies(on, parse_access_delegation("client-managed"))
-    assert not signing_applies(_profile(), parse_access_delegation("remote-signing"))
+    assert not signing_applies(_profile(remote_signing_enabled=False), parse_access_delegation("remote-signing"))
+    assert signing_applies(_profile(), parse_access_delegation(None))  # on by default, as in Lakekeeper
+    assert not signing_applies(on, parse_access_delegation(None), can_sign=False)  # no access key to sign with
+    shared = _profile(share_static_credentials_with_clients=True)
+    assert not signing_applies(shared, parse_access_delegation("vended-credentials"))  # clients have keys
+    assert signing_applies(shared, parse_access_delegation("remote-signing"))
 
 
 def test_signing_config_points_at_the_tables_sign_route() -> None:
@@ -154,7 +211,10 @@ def test_signing_config_points_at_the_tables_sign_route() -> None:
     )
     assert config["s3.remote-signing-enabled"] == "true"
     assert config["s3.signer"] == "S3V4RestSigner"
+    assert config["py-io-impl"] == "pyiceberg.io.fsspec.FsspecFileIO"
     assert config["s3.signer.uri"] == config["signer.uri"] == "http://h:1/catalog"
     assert config["s3.signer.endpoint"] == config["signer.endpoint"] == "v1/w-1/namespaces/a%20b%1Fc/tables/t%2F1/sign"
-    off = remote_signing_config(_profile(), {"remote-signing"}, "http://h/catalog", "w", Namespace(("a",)), "t")
+    off = remote_signing_config(
+        _profile(remote_signing_enabled=False), {"remote-signing"}, "http://h/catalog", "w", Namespace(("a",)), "t"
+    )
     assert off == {"s3.remote-signing-enabled": "false"}

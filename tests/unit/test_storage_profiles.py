@@ -3,27 +3,36 @@
 from __future__ import annotations
 
 import re
+import uuid
 
 import pytest
 
 from catalog_es.errors import BadRequestError
 from catalog_es.locations import overlaps
+from catalog_es.storage.backends import backend_for
+from catalog_es.storage.backends.s3 import s3_fileio_properties as fileio_properties
+from catalog_es.storage.layout import table_location
 from catalog_es.storage.profiles import (
     FileProfile,
     S3AccessKeyCredential,
     S3Profile,
     base_location,
     check_profile_update,
-    client_config,
     decode_credential,
     decode_profile,
     encode_profile,
-    fileio_properties,
     location_schemes,
 )
 
 S3 = {"type": "s3", "bucket": "lake", "region": "eu-central-1"}
 KEYS = {"type": "s3", "credential-type": "access-key", "access-key-id": "AKIA1", "secret-access-key": "shh"}
+
+UUID = uuid.UUID(int=7)
+
+
+def client_config(profile, credential):
+    """What table responses give clients for this storage (the backend's, as the server computes it)."""
+    return backend_for(profile, credential).client_config()
 
 
 def s3(**fields: object) -> S3Profile:
@@ -177,9 +186,8 @@ def test_client_config_disables_client_deletes_when_profile_says_so():
     assert client_config(s3(**{"push-s3-delete-disabled": True}), None)["s3.delete-enabled"] == "false"
 
 
-def test_client_config_and_fileio_properties_are_empty_for_file_storage():
+def test_client_config_is_empty_for_file_storage():
     assert client_config(FileProfile(location="/x"), None) == {}
-    assert fileio_properties(FileProfile(location="/x"), None) == {}
 
 
 def test_fileio_properties_carry_endpoint_region_keys_and_addressing():
@@ -248,9 +256,9 @@ def test_decode_profile_accepts_lakekeepers_optional_s3_fields():
     "layout",
     [
         {"type": "default"},
-        {"type": "parent-namespace-and-table", "namespace": "{uuid}", "table": "{uuid}"},
-        {"type": "full-hierarchy", "namespace": "{name}-{uuid}", "table": "{name}-{uuid}"},
-        {"type": "table-only", "table": "{name}-{uuid}"},
+        {"type": "parent-namespace-and-table", "namespace": "{uuid}", "tabular": "{uuid}"},
+        {"type": "full-hierarchy", "namespace": "{name}-{uuid}", "tabular": "{name}-{uuid}"},
+        {"type": "tabular-only", "tabular": "{name}-{uuid}"},
     ],
 )
 def test_decode_profile_accepts_lakekeepers_storage_layouts(layout):
@@ -259,9 +267,28 @@ def test_decode_profile_accepts_lakekeepers_storage_layouts(layout):
 
 
 @pytest.mark.parametrize(
+    ("old", "current"),
+    [
+        ({"type": "table-only", "table": "t-{uuid}"}, {"type": "tabular-only", "tabular": "t-{uuid}"}),
+        (
+            {"type": "full-hierarchy", "namespace": "{name}", "table": "{uuid}"},
+            {"type": "full-hierarchy", "namespace": "{name}", "tabular": "{uuid}"},
+        ),
+    ],
+)
+def test_decode_profile_reads_the_first_layout_spelling_as_an_alias_of_the_current_one(old, current):
+    assert encode_profile(s3(**{"storage-layout": old}))["storage-layout"] == current
+    assert table_location(old, "s3://b/wh", "s3://b/wh/ns", "t", UUID) == table_location(
+        current, "s3://b/wh", "s3://b/wh/ns", "t", UUID
+    )
+    with pytest.raises(BadRequestError, match="not both"):
+        s3(**{"storage-layout": {**current, "table": "{uuid}"}})
+
+
+@pytest.mark.parametrize(
     ("layout", "fragment"),
     [
-        ({"type": "table-only", "table": "{name}"}, "{uuid}"),
+        ({"type": "tabular-only", "tabular": "{name}"}, "{uuid}"),
         ({"type": "flat", "table": "{uuid}"}, "storage-layout"),
         ({"type": "full-hierarchy", "namespace": "a/b", "table": "{uuid}"}, "/"),
         ({"type": "full-hierarchy", "namespace": "", "table": "{uuid}"}, "empty"),

@@ -212,3 +212,60 @@ def test_commit_stamps_the_injected_time_when_no_update_sets_it():
         _metadata(), BASE_LOCATION, [], [{"action": "set-properties", "updates": {"k": "v"}}], now_ms=1_234_567
     )
     assert updated.last_updated_ms == 1_234_567
+
+
+def test_new_metadata_keeps_column_defaults_when_fresh_ids_are_assigned():
+    """Spec v3 `initial-default` / `write-default` survive the fresh ids, nested fields too (Java `AssignFreshIds`)."""
+    schema = {
+        "type": "struct",
+        "schema-id": 0,
+        "fields": [
+            {"id": 10, "name": "id", "type": "long", "required": True},
+            {"id": 11, "name": "n", "type": "int", "required": False, "initial-default": 7, "write-default": 8},
+            {
+                "id": 12,
+                "name": "point",
+                "required": False,
+                "type": {
+                    "type": "struct",
+                    "fields": [
+                        {"id": 13, "name": "label", "type": "string", "required": False, "write-default": "none"}
+                    ],
+                },
+            },
+            {
+                "id": 14,
+                "name": "tags",
+                "required": False,
+                "type": {
+                    "type": "list",
+                    "element-id": 15,
+                    "element-required": False,
+                    "element": {
+                        "type": "struct",
+                        "fields": [{"id": 16, "name": "k", "type": "long", "required": False, "initial-default": 1}],
+                    },
+                },
+            },
+        ],
+    }
+    metadata = new_metadata(
+        schema=schema,
+        partition_spec=None,
+        write_order=None,
+        location=LOCATION,
+        properties={"format-version": "3"},
+        table_uuid=TABLE_UUID,
+        last_updated_ms=NOW_MS,
+    )
+
+    fields = metadata_to_json(metadata)["schemas"][0]["fields"]
+    assert [field["id"] for field in fields] == [1, 2, 3, 4]  # fresh ids all the same
+    assert (fields[1]["initial-default"], fields[1]["write-default"]) == (7, 8)
+    assert "initial-default" not in fields[0]
+    label = fields[2]["type"]["fields"][0]
+    assert (label["id"], label["write-default"]) == (5, "none")
+    element = fields[3]["type"]["element"]["fields"][0]
+    assert element["initial-default"] == 1
+    reparsed = metadata_to_json(parse_metadata(metadata_to_json(metadata)))["schemas"][0]["fields"]
+    assert reparsed == fields

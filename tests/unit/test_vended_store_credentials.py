@@ -3,9 +3,11 @@ signature is recomputed from Azure's documented string-to-sign, the boundary doc
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import hmac
+import time
 import uuid
 from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs
@@ -15,13 +17,18 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from catalog_es.errors import InvalidLocationError
+from catalog_es.errors import BadRequestError, InvalidLocationError, StorageAccessError
 from catalog_es.storage.adls import AdlsProfile
 from catalog_es.storage.adls_sas import adls_vended_config
+from catalog_es.storage.backends import backend_for
+from catalog_es.storage.backends.adls import AdlsBackend
+from catalog_es.storage.backends.gcs import GcsBackend
 from catalog_es.storage.gcs import GcsProfile
 from catalog_es.storage.gcs_auth import access_token, source_credentials
 from catalog_es.storage.gcs_tokens import access_boundary, gcs_vended_config
+from catalog_es.storage.outbound import EndpointPolicy
 from catalog_es.storage.profiles import decode_credential, decode_profile
+from catalog_es.storage.vendor import CredentialVendor
 
 ACCOUNT_KEY = base64.b64encode(b"k" * 64).decode()
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
@@ -196,3 +203,44 @@ def test_nothing_is_vended_when_the_profile_turns_vending_off():
         raise AssertionError("no exchange when sts-enabled is off")
 
     assert gcs_vended_config(off, google, "gs://lake/t", "read", exchange) == {}
+
+
+def test_a_burst_of_vending_mints_one_credential_per_table_level_and_principal_for_every_store():
+    """200 concurrent loadTables' worth of vending: the shared cache's single flight holds for ADLS and GCS as for
+    S3 (whose burst runs against moto in tests/integration/test_vended_credentials.py)."""
+    exchanges = []
+
+    def exchange(source, boundary):
+        exchanges.append(boundary)
+        time.sleep(0.05)  # a slow token service: the burst arrives while the first exchange is in flight
+        return f"token-{len(exchanges)}", datetime.now(UTC) + timedelta(hours=1)
+
+    vendor = CredentialVendor()
+    shared = decode_credential({"type": "az", "credential-type": "shared-access-key", "key": ACCOUNT_KEY})
+    google = decode_credential({"type": "gcs", "credential-type": "service-account-key", "key": key_file()[0]})
+    azure = AdlsBackend(adls(), shared, EndpointPolicy())  # a shared key signs the SAS here: nothing is called
+    bucket = GcsBackend(gcs(), google, EndpointPolicy(), exchange)
+    azure_table, google_table = "abfss://lake@acct.dfs.core.windows.net/wh/ns/t", "gs://lake/wh/ns/t"
+
+    async def burst() -> list[dict[str, str]]:
+        calls = [vendor.vend(azure, azure_table, "read", "alice") for _ in range(200)]
+        calls += [vendor.vend(bucket, google_table, "read", "alice") for _ in range(200)]
+        calls += [vendor.vend(bucket, google_table, "read-write", "alice") for _ in range(10)]
+        calls += [vendor.vend(bucket, google_table, "read", "bob") for _ in range(10)]
+        return await asyncio.gather(*calls)
+
+    answers = asyncio.run(burst())
+    assert vendor.cache.issued == 4  # ADLS; GCS read, read-write, and read for another principal
+    assert len(exchanges) == 3
+    assert len({answer["gcs.oauth2.token"] for answer in answers[200:400]}) == 1
+    assert len({tuple(answer.items()) for answer in answers[:200]}) == 1
+
+
+def test_a_credential_of_another_store_is_refused_before_any_call():
+    s3_key = decode_credential(
+        {"type": "s3", "credential-type": "access-key", "access-key-id": "a", "secret-access-key": "b"}
+    )
+    with pytest.raises(BadRequestError):
+        backend_for(gcs(), s3_key)
+    with pytest.raises(StorageAccessError):  # a GCS warehouse without a credential has nothing to vend with
+        asyncio.run(CredentialVendor().vend(GcsBackend(gcs(), None, EndpointPolicy()), "gs://lake/t", "read", "a"))

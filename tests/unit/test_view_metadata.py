@@ -242,7 +242,7 @@ def test_next_metadata_location_numbers_files_after_the_previous_one():
 
     spelled_by_spark = created().model_copy(update={"location": "file:/wh/ns/v/"})
     assert next_view_metadata_location(spelled_by_spark, None, file_id) == (
-        f"file:///wh/ns/v/metadata/00000-{file_id}.metadata.json"
+        f"file:/wh/ns/v/metadata/00000-{file_id}.metadata.json"  # as the client spells it (#29 item 12)
     )
     previous = f"{LOCATION}/metadata/00007-{uuid.UUID(int=1)}.metadata.json"
     assert next_view_metadata_location(created(), previous, file_id) == (
@@ -255,7 +255,7 @@ def test_next_metadata_location_is_under_write_metadata_path_when_the_view_sets_
     metadata = created({"write.metadata.path": "file:/wh/ns/custom-meta/"})
 
     assert next_view_metadata_location(metadata, None, file_id) == (
-        f"file:///wh/ns/custom-meta/00000-{file_id}.metadata.json"
+        f"file:/wh/ns/custom-meta/00000-{file_id}.metadata.json"
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import boto3
@@ -51,8 +52,7 @@ def signing(
         "region": REGION,
         "endpoint": iam_s3.endpoint,
         "path-style-access": True,
-        "flavor": "s3-compat",
-        "remote-signing-enabled": True,
+        "flavor": "s3-compat",  # remote signing is on by default (as in Lakekeeper); STS is off
     }
     credential = {
         "type": "s3",
@@ -102,7 +102,7 @@ def _keyless_pyiceberg(catalog: RunningCatalog, idp: OpenIdProvider, client: str
         uri=catalog.catalog_uri,
         warehouse="signed",
         credential=f"{client}:{secret}",
-        **{"oauth2-server-uri": idp.token_endpoint, "py-io-impl": "pyiceberg.io.fsspec.FsspecFileIO"},
+        **{"oauth2-server-uri": idp.token_endpoint},  # a stock client: the table's config says how to sign
     )
 
 
@@ -140,6 +140,7 @@ def test_keyless_pyiceberg_writes_and_reads_through_remote_signing_and_refusals_
     loaded = alice_http.get(f"/v1/{warehouse_id}/namespaces/sales/tables/orders")
     config = loaded.json()["config"]
     assert config["s3.remote-signing-enabled"] == "true"
+    assert config["py-io-impl"] == "pyiceberg.io.fsspec.FsspecFileIO"  # pyiceberg's default IO cannot sign
     assert config["s3.signer.uri"] == running.catalog_uri
     assert config["s3.signer.endpoint"] == f"v1/{warehouse_id}/namespaces/sales/tables/orders/sign"
     assert iam_s3.secret_access_key not in loaded.text
@@ -201,11 +202,17 @@ def test_sign_requests_are_in_the_access_log_without_query_strings_or_headers(
     table = alice.create_table("audit.signed", schema=ROWS.schema)
     route = f"v1/{warehouse_id}/namespaces/audit/tables/signed/sign"
     key_uri = f"{iam_s3.endpoint}/{bucket}/{table.location().removeprefix(f's3://{bucket}/')}/data/f.parquet"
-    secret_query = "?X-Amz-Credential=SECRETQUERY&X-Amz-Security-Token=SECRETTOKEN"
+    secret_query = "?response-content-disposition=SECRETQUERY&response-content-type=SECRETTOKEN"
     bob_http = _rest(running, idp, "bob")
-    body = {"region": REGION, "method": "GET", "uri": key_uri + secret_query, "headers": {"x-amz-tag": ["SECRETHDR"]}}
+    body = {
+        "region": REGION,
+        "method": "GET",
+        "uri": key_uri + secret_query,
+        "headers": {"x-amz-security-token": ["SECRETHDR"]},
+    }
     assert bob_http.post(route, json=body, headers={"x-request-id": "sign-read"}).status_code == 200
-    refused = bob_http.post(route, json={**body, "method": "PUT"}, headers={"x-request-id": "sign-write"})
+    write = {**body, "method": "PUT", "uri": key_uri}
+    refused = bob_http.post(route, json=write, headers={"x-request-id": "sign-write"})
     assert refused.status_code == 403
     alien = bob_http.post("v1/aws/s3/sign", json={**body, "uri": f"{iam_s3.endpoint}/elsewhere/k"})
     assert alien.status_code == 403
@@ -219,7 +226,75 @@ def test_sign_requests_are_in_the_access_log_without_query_strings_or_headers(
         ("sign-write", "denied", 403, "PUT", key_uri, "sign_table_request"),
     ]
     assert summary[2][1:] == ("denied", 403, "GET", f"{iam_s3.endpoint}/elsewhere/k", "sign_any_request")
-    assert f"select on table {table.metadata.table_uuid}" in signs[0]["reason"]
+    assert f"GetObject: select on table {table.metadata.table_uuid}" in signs[0]["reason"]
+    assert signs[0]["reason"].endswith(f"s3://{bucket}/{key_uri.split(f'/{bucket}/', 1)[1]}")
     assert "write" in signs[1]["reason"]
     for secret in ("SECRETQUERY", "SECRETTOKEN", "SECRETHDR", iam_s3.secret_access_key):
         assert secret not in str(entries)
+
+
+def test_the_signer_signs_only_what_it_checked(
+    signing: tuple[RunningCatalog, str, str], idp: OpenIdProvider, iam_s3: IamS3
+) -> None:
+    """The pen-test's probes: each was signed before, and each signature worked against the store."""
+    running, warehouse_id, bucket = signing
+    alice = _keyless_pyiceberg(running, idp, "alice")
+    alice.create_namespace("probe")
+    mine = alice.create_table("probe.mine", schema=ROWS.schema)
+    theirs = alice.create_table("probe.theirs", schema=ROWS.schema)
+    theirs.append(ROWS)
+    s3 = iam_s3.client()
+    their_key = next(
+        item["Key"]
+        for item in s3.list_objects_v2(Bucket=bucket, Prefix=theirs.location().removeprefix(f"s3://{bucket}/"))[
+            "Contents"
+        ]
+        if item["Key"].endswith(".parquet")
+    )
+    my_prefix = mine.location().removeprefix(f"s3://{bucket}/")
+    my_object = f"{iam_s3.endpoint}/{bucket}/{my_prefix}/data/stolen.parquet"
+    route = f"v1/{warehouse_id}/namespaces/probe/tables/mine/sign"
+    alice_http, bob_http = _rest(running, idp, "alice"), _rest(running, idp, "bob")
+
+    def sign(http: httpx.Client, method: str, uri: str, headers: dict[str, list[str]]) -> httpx.Response:
+        return http.post(route, json={"region": REGION, "method": method, "uri": uri, "headers": headers})
+
+    # A confused deputy: a PUT into alice's table that copies another table's object (any key the warehouse reads).
+    for header in ("x-amz-copy-source", "X-Amz-Copy-Source"):
+        copy = sign(alice_http, "PUT", my_object, {header: [f"{bucket}/{their_key}"]})
+        assert copy.status_code == 403, copy.text
+        assert copy.json()["error"]["type"] == "ForbiddenException"
+    for header, value in [
+        ("x-amz-metadata-directive", "REPLACE"),
+        ("x-amz-acl", "public-read"),
+        ("x-amz-grant-full-control", "id=someone"),
+        ("x-amz-website-redirect-location", "/elsewhere"),
+    ]:
+        assert sign(alice_http, "PUT", my_object, {header: [value]}).status_code == 403, header
+    # A Host of another bucket is never signed instead of the checked URL's host.
+    other_host = {"host": [f"other-bucket.{iam_s3.endpoint.split('://', 1)[1]}"]}
+    assert sign(alice_http, "PUT", my_object, other_host).status_code == 403
+    # A listing checked on one `prefix` and run on another; bucket sub-resources, for a select-only user.
+    listing = f"{iam_s3.endpoint}/{bucket}?list-type=2&prefix={my_prefix}/&prefix={their_key.rsplit('/', 1)[0]}/"
+    assert sign(bob_http, "GET", listing, {}).status_code == 403
+    for subresource in ("acl", "policy", "versions"):
+        probe = sign(bob_http, "GET", f"{iam_s3.endpoint}/{bucket}?{subresource}&prefix={my_prefix}/", {})
+        assert probe.status_code == 403, subresource
+    # What held keeps holding: the plain PUT and a listing of the table itself are signed, and the PUT works.
+    plain = sign(alice_http, "PUT", my_object, {"content-type": ["application/octet-stream"]})
+    assert plain.status_code == 200, plain.text
+    sent = {"content-type": "application/octet-stream", **{k: v[0] for k, v in plain.json()["headers"].items()}}
+    assert httpx.put(my_object, content=b"x", headers=sent).status_code == 200
+    assert sign(bob_http, "GET", f"{iam_s3.endpoint}/{bucket}?list-type=2&prefix={my_prefix}/", {}).status_code == 200
+    # A past catalog (as-of prefix) is read-only: no signer is advertised there, and none signs.
+    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    prefix = alice_http.get("v1/config", params={"warehouse": f"signed@{now}"}).json()["defaults"]["prefix"]
+    past = alice_http.get(f"v1/{prefix}/namespaces/probe/tables/mine")
+    assert past.status_code == 200, past.text
+    assert past.json()["config"]["s3.remote-signing-enabled"] == "false"
+    assert "s3.signer.uri" not in past.json()["config"]
+    as_of_route = f"v1/{prefix}/namespaces/probe/tables/mine/sign"
+    read = {"region": REGION, "method": "GET", "uri": my_object, "headers": {}}
+    assert alice_http.post(as_of_route, json=read).status_code == 403
+    stored = s3.list_objects_v2(Bucket=bucket, Prefix=f"{my_prefix}/data/")["Contents"]
+    assert [(item["Key"], item["Size"]) for item in stored] == [(f"{my_prefix}/data/stolen.parquet", 1)]

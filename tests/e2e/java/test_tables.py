@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from catalog_es.locations import local_path
 from tests.e2e.java.jvm import Java, java_error
 
 pytestmark = [pytest.mark.e2e, pytest.mark.java]
@@ -190,3 +192,37 @@ def test_format_v3_table_is_created_and_loaded_when_the_java_client_asks_for_it(
     loaded = catalog.loadTable(ident)
 
     assert loaded.operations().current().formatVersion() == 3
+
+
+def test_column_defaults_survive_create_through_the_java_client(java: Java, catalog: Any, namespace: Any):
+    """#29 item 2: v3 `initial-default` / `write-default` are kept, as Iceberg's `AssignFreshIds` keeps them."""
+    fields = [
+        {"id": 1, "name": "id", "type": "int", "required": True},
+        {"id": 2, "name": "level", "type": "int", "required": False, "initial-default": 3, "write-default": 4},
+    ]
+    ident = java.ident(namespace, "t")
+    catalog.buildTable(ident, java.schema(fields)).withProperty("format-version", "3").create()
+
+    level = catalog.loadTable(ident).schema().findField("level")
+
+    assert (level.initialDefault(), level.writeDefault()) == (3, 4)
+
+
+def test_load_table_fails_when_the_metadata_file_was_deleted_behind_the_catalog(
+    java: Java, catalog: Any, namespace: Any
+):
+    """#29 item 11: what Iceberg 1.11's kit asserts of `loadTable`, through 1.10.2's client."""
+    ident = java.ident(namespace, "t")
+    catalog.buildTable(ident, java.schema(FIELDS)).create()
+    metadata_file = str(catalog.loadTable(ident).operations().current().metadataFileLocation())
+    hidden = Path(local_path(metadata_file))
+    hidden.rename(hidden.with_name(hidden.name + ".bak"))
+    try:
+        missing = java_error(lambda: catalog.loadTable(ident))
+    finally:
+        hidden.with_name(hidden.name + ".bak").rename(hidden)
+
+    assert missing.message == f"Failed to open input stream for file: {metadata_file}"
+    # The server sends 404 NotFoundException; 1.10.2's ErrorHandlers turn every 404 but a namespace's into this.
+    assert missing.type_name == "NoSuchTableException"
+    assert catalog.loadTable(ident).uuid() is not None

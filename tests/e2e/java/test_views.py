@@ -104,3 +104,16 @@ def test_view_is_renamed_and_rename_onto_a_taken_name_fails_with_the_reference_m
         "AlreadyExistsException",
         f"Cannot rename {namespace}.a renamed to {namespace}.t. Table already exists",
     )
+
+
+def test_view_location_comes_back_as_the_java_client_spelled_it(
+    java: Java, catalog: Any, namespace: Any, java_server: Any
+):
+    """#29 item 12: Iceberg's kit compares the location it sent (`file:/x`) with the view's."""
+    table = catalog.buildTable(java.ident(namespace, "probe"), java.schema(FIELDS)).create()
+    location = "file:" + str(table.location()).removeprefix("file:").removeprefix("//") + "_view"
+
+    view = _view(java, catalog, namespace, "v").withQuery("spark", "SELECT 1 AS id").withLocation(location).create()
+
+    assert str(view.location()) == location
+    assert str(catalog.loadView(java.ident(namespace, "v")).location()) == location

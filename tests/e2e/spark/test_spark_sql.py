@@ -286,3 +286,22 @@ def test_custom_location_inside_the_warehouse_works_and_overlaps_are_refused(
     assert len(data_files(custom / "data")) == len(paths)
     assert rows(spark, f"SELECT count(*) FROM {namespace}.placed") == [(2,)]
     assert rows(spark, f"SHOW TABLES IN {namespace}") == [(namespace, "placed", False)]
+
+
+def test_create_or_replace_as_select_moves_the_table_with_its_data_when_given_a_new_location(
+    spark: SparkSession, spark_catalog: RunningCatalog, namespace: str
+) -> None:
+    """#29 item 1: Spark writes the data and manifests below the new location before its replace commits."""
+    spark.sql(f"CREATE TABLE {namespace}.moved (id int) USING iceberg")
+    spark.sql(f"INSERT INTO {namespace}.moved VALUES (1)")
+    new_location = warehouse_dir(spark_catalog) / "relocated" / namespace
+
+    spark.sql(
+        f"CREATE OR REPLACE TABLE {namespace}.moved USING iceberg LOCATION 'file:{new_location}'"
+        " AS SELECT * FROM VALUES (7), (8) AS t(id)"
+    )
+
+    assert rows(spark, f"SELECT id FROM {namespace}.moved ORDER BY id") == [(7,), (8,)]
+    paths = [row[0] for row in rows(spark, f"SELECT file_path FROM {namespace}.moved.files")]
+    assert paths
+    assert all(path.startswith(f"file:{new_location}/data/") for path in paths), paths
