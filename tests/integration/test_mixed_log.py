@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import psycopg
 import pytest
 
@@ -63,6 +64,13 @@ class TableCommittedV1(TableEvent, frozen=True, kw_only=True):
     metadata: Json
 
 
+def _write_file(location: str, document: Json) -> None:
+    """The metadata file the old release wrote before appending its event."""
+    path = Path(location.removeprefix("file://"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(msgspec.json.encode(document))
+
+
 def _append(location: str, step: int, parent: int | None, timestamp_ms: int) -> list[Json]:
     snapshot: Json = {
         "snapshot-id": 1000 + step,
@@ -83,6 +91,7 @@ async def _commit_as_v1(catalog, name: str, updates: list[Json], now_ms: int) ->
     async with catalog.store.connection() as conn:
         current = await catalog.ctx.state.table(conn, catalog.warehouse_id, DB, name)
     prepared = prepare_commit(current, [], updates, now_ms, catalog.ctx.parsed_metadata)
+    await asyncio.to_thread(_write_file, prepared.metadata_location, prepared.document)
     event = TableCommittedV1(
         table_id=current.id,
         warehouse_id=current.warehouse_id,
@@ -121,6 +130,7 @@ async def _views(catalog) -> None:
         metadata_location=next_view_metadata_location(updated, current.metadata_location, uuid.uuid4()),
         metadata=view_metadata_to_json(updated),
     )
+    await asyncio.to_thread(_write_file, event.metadata_location, event.metadata)
     async with catalog.store.transaction(META, serialised=False) as tx:
         await tx.append(event, expected_version=current.version)
     for updates in (
