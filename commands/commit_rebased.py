@@ -12,13 +12,17 @@ from catalog_es.events import CommitRebase, Json, TableCommitted
 from catalog_es.identifiers import Namespace
 from catalog_es.metadata.commit_cache import document_after
 from catalog_es.metadata.rebase import plan_rebase
-from catalog_es.metadata.tables import commit, next_metadata_location
+from catalog_es.metadata.retention import removed_metadata_files
+from catalog_es.metadata.table_changes import metadata_digest, records_whole_document
+from catalog_es.metadata.tables import decide_commit, next_metadata_location
 from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.storage.files import WarehouseStorage
 from catalog_es.storage.rebase_files import delete_manifest_lists, rebase_commit
 from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError
 from commands.context import CommandContext, off_loop
+from commands.metadata_cleanup import cleanup_task
 from commands.tabulars import TabularResult, metadata_written
+from commands.tasks import schedule_task
 
 # Each lost race means another commit landed, so the table makes progress; the bound only keeps one
 # request from circling forever behind a stream of faster writers.
@@ -41,7 +45,9 @@ class RebasableChange:
 @dataclass(frozen=True)
 class _Decided:
     event: TableCommitted
+    document: Json  # the metadata the event results in
     manifest_lists: list[str]
+    removed_files: list[str]  # previous metadata files to delete after the commit
 
 
 async def commit_rebased(
@@ -93,9 +99,11 @@ async def _commit_rebased(
         event = decided.event
         try:
             async with metadata_written(
-                ctx, storage, event.metadata_location, event.metadata, change.metadata, serialised=False
+                ctx, storage, event.metadata_location, decided.document, change.metadata, serialised=False
             ) as tx:
-                await tx.append(event, expected_version=current.version)
+                await tx.append(event, expected_version=current.version, document=decided.document)
+                if decided.removed_files:
+                    await schedule_task(tx, ctx, cleanup_task(warehouse.id, current.id, decided.removed_files))
         except StreamVersionConflictError:
             await off_loop(delete_manifest_lists, storage, decided.manifest_lists)
             current = None
@@ -103,7 +111,7 @@ async def _commit_rebased(
         except BaseException:
             await off_loop(delete_manifest_lists, storage, decided.manifest_lists)
             raise
-        return TabularResult(metadata_location=event.metadata_location, metadata=event.metadata)
+        return TabularResult(metadata_location=event.metadata_location, metadata=decided.document)
     raise CommitFailedError(f"Table {change.namespace}.{change.name} was changed concurrently")
 
 
@@ -116,14 +124,17 @@ async def _decide(
         CommitFailedError: a requirement fails and the change cannot be rebased.
     """
     base = ctx.parsed_metadata.parse(current.metadata_location, current.metadata)
+    now_ms = ctx.now_ms()
     try:
-        updated = commit(base, current.metadata_location, change.requirements, change.updates, now_ms=ctx.now_ms())
+        updated, assigned_ids = decide_commit(
+            base, current.metadata_location, change.requirements, change.updates, now_ms=now_ms
+        )
         requirements, updates, rebased, lists = change.requirements, change.updates, None, []
     except CommitFailedError as failure:
         plan = plan_rebase(base, change.requirements, change.updates)
         if plan is None:
             raise
-        result = await off_loop(rebase_commit, storage, base, plan, ctx.ids.new_id(), attempt, ctx.now_ms())
+        result = await off_loop(rebase_commit, storage, base, plan, ctx.ids.new_id(), attempt, now_ms)
         if result is None:
             raise failure from None
         requirements, updates, lists = result.requirements, result.updates, result.manifest_lists
@@ -131,7 +142,7 @@ async def _decide(
             ref=plan.ref, original_base_snapshot_id=plan.original_base, new_parent_snapshot_id=plan.head.snapshot_id
         )
         try:
-            updated = commit(base, current.metadata_location, requirements, updates, now_ms=ctx.now_ms())
+            updated, assigned_ids = decide_commit(base, current.metadata_location, requirements, updates, now_ms=now_ms)
         except BaseException:
             await off_loop(delete_manifest_lists, storage, lists)
             raise
@@ -140,6 +151,7 @@ async def _decide(
     if updated.location != base.location:  # a moved table is never rebased: its location was not claimed here
         await off_loop(delete_manifest_lists, storage, lists)
         raise CommitFailedError(f"Table {change.namespace}.{change.name} was changed concurrently")
+    document = document_after(base, current.metadata, updated)
     event = TableCommitted(
         table_id=current.id,
         warehouse_id=current.warehouse_id,
@@ -147,8 +159,12 @@ async def _decide(
         updates=updates,
         previous_metadata_location=current.metadata_location,
         metadata_location=next_metadata_location(updated, current.metadata_location),
-        metadata=document_after(base, current.metadata, updated),
+        applied_at_ms=now_ms,
+        metadata_sha256=metadata_digest(document),
+        assigned_ids=assigned_ids,
+        metadata=document if records_whole_document(base, updated) else None,
         rebased=rebased,
     )
     ctx.parsed_metadata.remember(event.metadata_location, updated)
-    return _Decided(event=event, manifest_lists=lists)
+    removed = removed_metadata_files(base, updated)
+    return _Decided(event=event, document=document, manifest_lists=lists, removed_files=removed)

@@ -11,11 +11,14 @@ from catalog_es.events import Json, TableCommitted, TableCreated
 from catalog_es.identifiers import Namespace
 from catalog_es.metadata.commit_cache import ParsedMetadataCache, document_after
 from catalog_es.metadata.rebase import rebase_enabled
-from catalog_es.metadata.tables import commit, metadata_to_json, next_metadata_location
+from catalog_es.metadata.retention import removed_metadata_files
+from catalog_es.metadata.table_changes import metadata_digest, records_whole_document
+from catalog_es.metadata.tables import commit, decide_commit, metadata_to_json, next_metadata_location
 from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError, Transaction
 from commands.commit_rebased import RebasableChange, commit_rebased
 from commands.context import CommandContext
+from commands.metadata_cleanup import cleanup_task
 from commands.tabulars import (
     TabularResult,
     claim_location,
@@ -24,6 +27,7 @@ from commands.tabulars import (
     metadata_written,
     require_metadata_file,
 )
+from commands.tasks import schedule_task
 
 
 class CommitTable(msgspec.Struct, frozen=True):
@@ -69,6 +73,10 @@ class PreparedCommit(msgspec.Struct, frozen=True):
     location_changed: bool
     metadata_location: str
     document: Json
+    applied_at_ms: int
+    assigned_ids: dict[str, int]
+    whole: bool  # the event records the document itself (see `records_whole_document`)
+    removed_files: list[str]  # previous metadata files to delete after the commit (see `removed_metadata_files`)
 
     def event(self) -> TableCommitted:
         return TableCommitted(
@@ -78,7 +86,10 @@ class PreparedCommit(msgspec.Struct, frozen=True):
             updates=self.updates,
             previous_metadata_location=self.current.metadata_location,
             metadata_location=self.metadata_location,
-            metadata=self.document,
+            applied_at_ms=self.applied_at_ms,
+            metadata_sha256=metadata_digest(self.document),
+            assigned_ids=self.assigned_ids,
+            metadata=self.document if self.whole else None,
         )
 
 
@@ -99,7 +110,7 @@ def prepare_commit(
         BadRequestError: an update is unknown or invalid.
     """
     base = parsed.parse(current.metadata_location, current.metadata)
-    updated = commit(base, current.metadata_location, requirements, updates, now_ms=now_ms)
+    updated, assigned_ids = decide_commit(base, current.metadata_location, requirements, updates, now_ms=now_ms)
     if updated == base:
         return None
     metadata_location = next_metadata_location(updated, current.metadata_location)
@@ -111,6 +122,10 @@ def prepare_commit(
         location_changed=updated.location != base.location,
         metadata_location=metadata_location,
         document=document_after(base, current.metadata, updated),
+        applied_at_ms=now_ms,
+        assigned_ids=assigned_ids,
+        whole=records_whole_document(base, updated),
+        removed_files=removed_metadata_files(base, updated),
     )
 
 
@@ -126,7 +141,9 @@ async def append_commit(
     if prepared.location_changed:
         location = prepared.document["location"]
         await claim_location(ctx, tx.conn, warehouse=warehouse, location=location, table_id=prepared.current.id)
-    await tx.append(prepared.event(), expected_version=prepared.current.version)
+    await tx.append(prepared.event(), expected_version=prepared.current.version, document=prepared.document)
+    if prepared.removed_files:
+        await schedule_task(tx, ctx, cleanup_task(warehouse.id, prepared.current.id, prepared.removed_files))
 
 
 async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow, current: TabularRow) -> TabularResult:

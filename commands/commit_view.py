@@ -10,6 +10,7 @@ from catalog_es.errors import CommitFailedError
 from catalog_es.events import Json, ViewCommitted
 from catalog_es.identifiers import Namespace
 from catalog_es.locations import require_inside_warehouse
+from catalog_es.metadata.table_changes import metadata_digest
 from catalog_es.metadata.views import (
     commit_view,
     next_view_metadata_location,
@@ -45,7 +46,8 @@ async def handle_commit_view(cmd: CommitView, ctx: CommandContext) -> TabularRes
     if current is None:
         raise VIEW.missing(cmd.namespace, cmd.name)
     base = parse_view_metadata(current.metadata)
-    updated = commit_view(base, cmd.requirements, cmd.updates, now_ms=ctx.now_ms())
+    now_ms = ctx.now_ms()
+    updated = commit_view(base, cmd.requirements, cmd.updates, now_ms=now_ms)
     if updated == base:
         return TabularResult(metadata_location=current.metadata_location, metadata=current.metadata)
     if updated.location != base.location:
@@ -64,9 +66,11 @@ async def handle_commit_view(cmd: CommitView, ctx: CommandContext) -> TabularRes
                 updates=cmd.updates,
                 previous_metadata_location=current.metadata_location,
                 metadata_location=metadata_location,
-                metadata=document,
+                applied_at_ms=now_ms,
+                metadata_sha256=metadata_digest(document),
+                metadata=document if updated.location != base.location else None,  # see `ViewCommitted`
             )
-            await tx.append(event, expected_version=current.version)
+            await tx.append(event, expected_version=current.version, document=document)
     except StreamVersionConflictError:
         raise CommitFailedError(f"View {cmd.namespace}.{cmd.name} was changed concurrently") from None
     return TabularResult(metadata_location=metadata_location, metadata=document)

@@ -17,7 +17,7 @@ import msgspec
 
 from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.storage.files import WarehouseStorage
-from catalog_es.store.streams import recorded_metadata
+from catalog_es.store.logged_documents import recorded_metadata
 from catalog_es.store.task_queue import Task
 from commands.context import CommandContext, off_loop
 from commands.task_handlers import TABULAR_PURGE, TaskHandler, TaskLostError

@@ -17,6 +17,7 @@ TaskHandler = Callable[[Task, CommandContext], Awaitable[dict[str, Any]]]
 
 TABULAR_PURGE = "tabular_purge"
 TABULAR_EXPIRATION = "tabular_expiration"
+METADATA_CLEANUP = "metadata_cleanup"  # previous metadata files a commit let go of (commands/metadata_cleanup.py)
 MAINTENANCE = "maintenance"  # run by the Spark worker (`catalog-es maintenance run`), not the in-process one
 
 

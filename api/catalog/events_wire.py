@@ -11,7 +11,7 @@ from typing import Any, Literal
 import msgspec
 
 from catalog_es.errors import BadRequestError
-from catalog_es.events import EVENT_TYPES
+from catalog_es.events import EVENT_TYPES, current_type, stored_types
 from projections.audit.iceberg_operations import CUSTOM, OPERATION_TYPES, OPERATIONS
 
 ObjectType = Literal["namespace", "table", "view"]
@@ -62,9 +62,9 @@ class QueryEventsRequest(msgspec.Struct, frozen=True, kw_only=True, rename="keba
         if unknown:
             raise BadRequestError(f"Unknown operation-types {unknown}; known: {sorted(OPERATION_TYPES)}")
         wanted = set(self.operation_types)
-        types = [name for name, kind in OPERATIONS.items() if kind in wanted]
+        types = [stored for name, kind in OPERATIONS.items() if kind in wanted for stored in stored_types(name)]
         if CUSTOM in wanted:
-            types += [name for name in EVENT_TYPES if name not in OPERATIONS]
+            types += [name for name in EVENT_TYPES if current_type(name) not in OPERATIONS]
         return types
 
     def object_ids(self) -> list[uuid.UUID] | None:

@@ -57,7 +57,7 @@ async def _require_known(conn: Connection, **criterion: Any) -> None:
             fail(f"no {kind} {shown!r} in this catalog's log (check the name and --data-dir)")
 
 
-def _print_history(events: list[RecordedEvent], names: dict[str, str]) -> None:
+def _print_history(events: list[RecordedEvent], names: dict[str, str], documents: dict[int, Any]) -> None:
     from rich.console import Console  # noqa: PLC0415 - the CLI imports lazily (fast --help)
     from rich.table import Table  # noqa: PLC0415
 
@@ -69,7 +69,8 @@ def _print_history(events: list[RecordedEvent], names: dict[str, str]) -> None:
         kind = event.stream_id.partition("-")[0]
         entity = f"{kind} {names[event.stream_id]}" if event.stream_id in names else event.stream_id
         actor = str(event.extensions.get("actor", "anonymous"))
-        row = (str(event.position), event.time.isoformat(), actor, short_type(event.type), entity, describe(event))
+        change = describe(event, documents.get(event.position))
+        row = (str(event.position), event.time.isoformat(), actor, short_type(event.type), entity, change)
         table.add_row(*row)
     Console(width=200).print(table)
 
@@ -96,8 +97,9 @@ def history(
     settings = cli_settings(data_dir)
     parts = namespace.split(".") if namespace else None
 
-    async def work(conn: Connection) -> tuple[list[RecordedEvent], dict[str, str]]:
+    async def work(conn: Connection) -> tuple[list[RecordedEvent], dict[str, str], dict[int, Any]]:
         from api.cli.audit_display import entity_names  # noqa: PLC0415
+        from projections.audit.history import commit_documents  # noqa: PLC0415
 
         await _require_known(conn, table=table, view=view, namespace=parts, warehouse=warehouse)
         where = event_filter(
@@ -112,16 +114,18 @@ def history(
             view=view,
         )
         events = await _newest(conn, where, limit)
-        return events, ({} if as_json else await entity_names(conn, events))
+        if as_json:
+            return events, {}, {}
+        return events, await entity_names(conn, events), await commit_documents(conn, events)
 
-    events, names = on_connection(settings, work)
+    events, names, documents = on_connection(settings, work)
     if as_json:
         from projections.cloudevents import encode_structured  # noqa: PLC0415
 
         sys.stdout.buffer.write(b"".join(encode_structured(event) + b"\n" for event in events))
         sys.stdout.flush()
     else:
-        _print_history(events, names)
+        _print_history(events, names, documents)
 
 
 def _print_as_of(state: CatalogAsOf) -> None:

@@ -14,6 +14,7 @@ from catalog_es.events import (
     ViewRenamed,
     WarehouseCreated,
     WarehouseRenamed,
+    current_type,
 )
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
@@ -63,7 +64,7 @@ def _commit_details(data: dict[str, Any]) -> list[str]:
     return details
 
 
-def describe(event: RecordedEvent) -> str:
+def describe(event: RecordedEvent, document: dict[str, Any] | None = None) -> str:
     """One line: the change summary (columns too), plus rows added, or `old → new` for a rename."""
     data = event.data
     if event.type in (TableRenamed.type_name, ViewRenamed.type_name):
@@ -72,8 +73,8 @@ def describe(event: RecordedEvent) -> str:
         return f"→ {data.get('name')}"
     if event.type in (WarehouseCreated.type_name, ProjectCreated.type_name):
         return f"name {data.get('name')}"
-    entry = history_entry(event)
+    entry = history_entry(event, document)
     parts = [entry.summary.describe()] if entry.summary and entry.summary.describe() else []
-    if event.type == TableCommitted.type_name:
+    if current_type(event.type) == TableCommitted.type_name:
         parts += _commit_details(data)
     return "; ".join(parts)

@@ -20,7 +20,7 @@ from pyiceberg.table import CommitTableResponse, Table
 from pyiceberg.table.metadata import TableMetadataUtil
 
 from catalog_es.errors import NoSuchWarehouseError
-from catalog_es.events import TableCommitted
+from catalog_es.events import TableCommitted, current_type
 from catalog_es.identifiers import NIL_PROJECT_ID, Namespace
 from catalog_es.state import WarehouseRow
 from catalog_es.store.database import Connection
@@ -202,7 +202,7 @@ async def export_events(
     events = await read_events(conn, after=after)
     name = f"{warehouse}.{namespace}.{table}"
     own_stream = f"table-{target.table_id}" if existed else None
-    if all(event.stream_id == own_stream and event.type == TableCommitted.type_name for event in events):
+    if all(event.stream_id == own_stream and current_type(event.type) == TableCommitted.type_name for event in events):
         # Only the previous export's own commit is new: exporting it would commit again, and every run
         # would find one new event of its own making. It is exported with the next real change.
         return ExportResult(table=name, exported=0, from_position=after, to_position=after)

@@ -72,6 +72,7 @@ from catalog_es.events.registry import (
     decode_event,
     event_data,
 )
+from catalog_es.events.upcasting import current_type, stored_types, upcast
 
 __all__ = [
     "ACCESS_EVENTS",
@@ -129,7 +130,10 @@ __all__ = [
     "WarehouseRenamed",
     "WarehouseServerSideRebaseUpdated",
     "WarehouseStorageUpdated",
+    "current_type",
     "decode_event",
     "event_data",
+    "stored_types",
+    "upcast",
     "user_stream_uuid",
 ]

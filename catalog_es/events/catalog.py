@@ -182,20 +182,26 @@ class CommitRebase(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class TableCommitted(TableEvent, frozen=True, kw_only=True, omit_defaults=True):
-    """A commit: the client's requirements and updates, and the metadata they produced.
+    """A commit as a change: the client's requirements and updates and every value the server chose.
 
-    The resulting metadata is recorded whole because applying updates reads the clock
-    (pyiceberg stamps `last-updated-ms` and snapshot-log entries), so replay must not re-apply them.
-    A rebased commit records the updates as applied (the rebased snapshots) and `rebased`; events
-    written before rebasing existed decode with `rebased` None.
+    Replay rebuilds the resulting metadata from the previous document (`previous_metadata_location`'s) by applying
+    `updates` with pyiceberg's functions at `applied_at_ms`, the clock the commit used; `assigned_ids` are the
+    schema/spec/sort-order ids the catalog chose for them (replay chooses the same, the readers show them), and
+    `metadata_sha256` (`catalog_es.metadata.table_changes.metadata_digest`) proves the replay gave the document the
+    commit wrote. `metadata` is the whole result, recorded deliberately only where replay should not depend on the
+    previous document (the table moved, its format version changed); a v1 event always had it.
+    A rebased commit records the updates as applied (the rebased snapshots) and `rebased`.
     """
 
-    type_name = "io.catalog-es.table.committed.v1"
+    type_name = "io.catalog-es.table.committed.v2"
     requirements: list[Json]
     updates: list[Json]
     previous_metadata_location: str
     metadata_location: str
-    metadata: Json
+    applied_at_ms: int
+    metadata_sha256: str | None = None  # None only on an upcast v1 event, which carries the document
+    assigned_ids: dict[str, int] = {}  # noqa: RUF012 - msgspec copies a Struct's mutable default per instance
+    metadata: Json | None = None
     rebased: CommitRebase | None = None
 
 
@@ -242,18 +248,19 @@ class ViewRegistered(ViewEvent, frozen=True, kw_only=True):
     metadata: Json
 
 
-class ViewCommitted(ViewEvent, frozen=True, kw_only=True):
-    """A replace: the client's requirements and updates, and the metadata they produced.
+class ViewCommitted(ViewEvent, frozen=True, kw_only=True, omit_defaults=True):
+    """A replace as a change: the client's requirements and updates, the clock they were applied at (a re-activated
+    version is logged with it) and the digest of the result, as for `TableCommitted`; `metadata` is the whole result
+    only where the view moved (and on every upcast v1 event)."""
 
-    The result is recorded whole: a re-activated version is logged with the server's clock.
-    """
-
-    type_name = "io.catalog-es.view.committed.v1"
+    type_name = "io.catalog-es.view.committed.v2"
     requirements: list[Json]
     updates: list[Json]
     previous_metadata_location: str
     metadata_location: str
-    metadata: Json
+    applied_at_ms: int
+    metadata_sha256: str | None = None  # None only on an upcast v1 event, which carries the document
+    metadata: Json | None = None
 
 
 class ViewRenamed(ViewEvent, frozen=True, kw_only=True):

@@ -11,9 +11,12 @@ from catalog_es.events.lifecycle import LIFECYCLE_EVENTS
 from catalog_es.events.maintenance import MAINTENANCE_EVENTS
 from catalog_es.events.protection import PROTECTION_EVENTS
 from catalog_es.events.tasks import TASK_EVENTS
+from catalog_es.events.upcasting import UPCASTS, current_type, upcast
 
 _FAMILIES = (CATALOG_EVENTS, ACCESS_EVENTS, TASK_EVENTS, MAINTENANCE_EVENTS, PROTECTION_EVENTS, LIFECYCLE_EVENTS)
 EVENT_TYPES: dict[str, type[Event]] = {cls.type_name: cls for family in _FAMILIES for cls in family}
+# Retired versions still in the log read as the current class (after `upcast`); listed after the current names.
+EVENT_TYPES |= {old: EVENT_TYPES[current_type(old)] for old in UPCASTS}
 
 
 def event_data(event: Event) -> Json:
@@ -23,7 +26,9 @@ def event_data(event: Event) -> Json:
 
 
 def decode_event(type_name: str, data: Json) -> Event:
-    """Rebuild a typed event from its stored payload; unknown types are a bug, not data to skip."""
+    """Rebuild a typed event from its stored payload, of any version (upcast to the current one); unknown types are a
+    bug, not data to skip."""
+    type_name, data = upcast(type_name, data)
     try:
         cls = EVENT_TYPES[type_name]
     except KeyError:

@@ -49,6 +49,11 @@ def _remember(context: _TableMetadataUpdateContext, kind: str, assigned_id: int)
     _assigned.setdefault(context, {})[kind] = assigned_id
 
 
+def assigned_ids(context: _TableMetadataUpdateContext) -> dict[str, int]:
+    """The ids chosen so far in the commit applied under `context`, by kind (`schema`, `spec`, `sort-order`)."""
+    return dict(_assigned.get(context, {}))
+
+
 def _last_added(context: _TableMetadataUpdateContext, kind: str, requested: int) -> int:
     """The id a `-1` stands for; `requested` itself when nothing was added (pyiceberg then refuses it)."""
     if requested != _LAST_ADDED:

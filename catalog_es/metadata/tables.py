@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import pydantic
 from pyiceberg.catalog import MetastoreCatalog
@@ -19,7 +19,6 @@ from pyiceberg.table.update import (
     TableRequirement,
     TableUpdate,
     _apply_table_update,
-    _TableMetadataUpdateContext,
     _update_table_metadata_log,
 )
 
@@ -34,6 +33,7 @@ from catalog_es.locations import is_strictly_inside
 from catalog_es.metadata import ids  # noqa: F401 # registers the id-assigning schema, spec and order updates
 from catalog_es.metadata.encryption_keys import KEY_ID_PROPERTY, AnyTableUpdate, KeyedTableMetadataV3
 from catalog_es.metadata.field_defaults import with_field_defaults
+from catalog_es.metadata.ref_clock import ClockedUpdateContext
 from catalog_es.metadata.requirement_failures import reference_message
 from catalog_es.metadata.row_lineage import next_row_id_of, with_next_row_id
 from catalog_es.metadata.variant_type import with_variant_types
@@ -138,6 +138,23 @@ def commit(
     *,
     now_ms: int,
 ) -> TableMetadata:
+    """`decide_commit`'s metadata.
+
+    Raises:
+        CommitFailedError: a requirement does not hold (spec: 409, the client refreshes and retries).
+        BadRequestError: an update is unknown or cannot be applied.
+    """
+    return decide_commit(base, base_location, requirements, updates, now_ms=now_ms).metadata
+
+
+def decide_commit(
+    base: TableMetadata | None,
+    base_location: str | None,
+    requirements: list[Json],
+    updates: list[Json],
+    *,
+    now_ms: int,
+) -> AppliedUpdates:
     """Validate the requirements against `base` (None: the table does not exist) and apply the updates.
 
     `now_ms` stamps `last-updated-ms` when no update set it (the clock is injected, as for views).
@@ -155,16 +172,40 @@ def commit(
             raise CommitFailedError(reference_message(requirement, base, str(exc))) from None
     try:
         if base is None:  # built up from pyiceberg's empty v1 metadata, then fully validated
-            built = _updated(MetastoreCatalog._empty_table_metadata(), parsed_updates, None, now_ms)  # type: ignore[arg-type]
-            updated = parse_metadata(metadata_to_json(built))
+            built = _applied(MetastoreCatalog._empty_table_metadata(), parsed_updates, None, now_ms)  # type: ignore[arg-type]
+            result = AppliedUpdates(parse_metadata(metadata_to_json(built.metadata)), built.assigned_ids)
         else:
-            updated = _updated(base, parsed_updates, base_location, now_ms)  # type: ignore[arg-type] # encryption-key updates are registered
+            result = _applied(base, parsed_updates, base_location, now_ms)  # type: ignore[arg-type] # encryption-key updates are registered
+        updated = result.metadata
         for schema in updated.schemas:  # e.g. a v3 type in a v2 table, or a v3 table downgraded
             schema.check_format_version_compatibility(updated.format_version)
     except (pydantic.ValidationError, TypeError, ValueError) as exc:
         raise BadRequestError(f"Cannot apply updates: {exc}") from None
     _check_immutable_properties(base, updated)
-    return updated
+    return result
+
+
+def applied(base: TableMetadata, base_location: str, updates: list[Json], *, now_ms: int) -> AppliedUpdates:
+    """Apply an existing table's updates exactly as `commit` did (requirements are not checked again).
+
+    Replay rebuilds a commit's document with it from the previous document and the event: the result depends only
+    on `base`, `base_location`, `updates` and `now_ms`, never on the wall clock.
+
+    Raises:
+        BadRequestError: an update is unknown or cannot be applied.
+    """
+    parsed_updates = _parse(_UPDATES, _with_variant_updates(updates), "updates")
+    try:
+        return _applied(base, parsed_updates, base_location, now_ms)  # type: ignore[arg-type] # encryption-key updates are registered
+    except (pydantic.ValidationError, TypeError, ValueError) as exc:
+        raise BadRequestError(f"Cannot apply updates: {exc}") from None
+
+
+class AppliedUpdates(NamedTuple):
+    """The metadata a commit produced and the ids the catalog chose in it (see `ids`)."""
+
+    metadata: TableMetadata
+    assigned_ids: dict[str, int]
 
 
 def _check_immutable_properties(base: TableMetadata | None, updated: TableMetadata) -> None:
@@ -182,15 +223,16 @@ def _check_immutable_properties(base: TableMetadata | None, updated: TableMetada
         raise ImmutablePropertyModificationError(f"Cannot modify immutable property '{KEY_ID_PROPERTY}'")
 
 
-def _updated(base: TableMetadata, updates: list[TableUpdate], base_location: str | None, now_ms: int) -> TableMetadata:
+def _applied(base: TableMetadata, updates: list[TableUpdate], base_location: str | None, now_ms: int) -> AppliedUpdates:
     """pyiceberg's `update_table_metadata` for an existing table, without its closing deep copy.
 
     Each update is applied by pyiceberg's own function, and the metadata log and timestamp are kept
     as it keeps them; the deep copy (nine tenths of a commit's update time on a table with some
     history) protects against mutation, and metadata objects are never mutated here. pyiceberg reads the
-    wall clock for the timestamp; the injected `now_ms` is used instead.
+    wall clock for the timestamp; the injected `now_ms` is used instead (also where an update reads it,
+    see `ref_clock`).
     """
-    context = _TableMetadataUpdateContext()
+    context = ClockedUpdateContext(now_ms)
     updated = base
     for update in updates:
         updated = _apply_table_update(update, updated, context)
@@ -201,7 +243,7 @@ def _updated(base: TableMetadata, updates: list[TableUpdate], base_location: str
             updated = updated.model_copy(update={"last_updated_ms": now_ms})
     updated.spec().check_compatible(updated.schema())
     updated.sort_order().check_compatible(updated.schema())
-    return updated
+    return AppliedUpdates(updated, context.assigned_ids())
 
 
 def next_metadata_location(metadata: TableMetadata, previous_location: str | None) -> str:

@@ -1,8 +1,8 @@
-"""Reads of single streams: identity and access state folded from their events, a recorded metadata document."""
+"""Reads of single streams: identity and access state folded from their events (documents: `logged_documents`)."""
 
 from __future__ import annotations
 
-from catalog_es.events import Event, Json, decode_event
+from catalog_es.events import Event, decode_event
 from catalog_es.events.access import ManagedAccessSet, PrivilegeGranted, PrivilegeRevoked
 from catalog_es.store.database import Connection
 
@@ -21,17 +21,6 @@ async def last_event(conn: Connection, stream_id: str) -> Event | None:
     )
     row = await cursor.fetchone()
     return decode_event(str(row[0]), row[1]) if row else None
-
-
-async def recorded_metadata(conn: Connection, stream_id: str, metadata_location: str) -> Json | None:
-    """The metadata document a table's or view's event recorded for `metadata_location` (None: none did)."""
-    cursor = await conn.execute(
-        "SELECT data->'metadata' FROM catalog_events WHERE stream_id = %s AND data->>'metadata_location' = %s"
-        " ORDER BY stream_version DESC LIMIT 1",
-        (stream_id, metadata_location),
-    )
-    row = await cursor.fetchone()
-    return dict(row[0]) if row and row[0] is not None else None
 
 
 class AccessList:

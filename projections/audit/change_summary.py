@@ -90,10 +90,12 @@ def summarize_updates(
     metadata: Json | None = None,
     rebased: Json | None = None,
     requirements: list[Json] | None = None,
+    assigned: Json | None = None,
 ) -> ChangeSummary:
-    """Fold a commit's updates; `metadata` (the result) resolves `-1`, "the schema added last", and holds the schema
-    an added one is compared with (the one `requirements` assert, else the newest older one); `rebased` is the
-    commit event's record of a server-side rebase."""
+    """Fold a commit's updates; `assigned` (the ids the catalog chose, recorded since commits record changes) or
+    else `metadata` (the result) resolves `-1`, "the schema added last"; `metadata` holds the schema an added one
+    is compared with (the one `requirements` assert, else the newest older one); `rebased` is the commit event's
+    record of a server-side rebase."""
     added: list[int] = []
     fields: Json = {
         "snapshots_added": [],
@@ -114,8 +116,7 @@ def summarize_updates(
         elif action == "remove-snapshots":
             fields["snapshots_removed"].extend(int(sid) for sid in update.get("snapshot-ids", []))
         elif action == "add-schema":
-            schema_id = update["schema"].get("schema-id")
-            added.append(int(schema_id) if schema_id is not None else _last_schema_id(metadata))
+            added.append(_added_schema_id(update, metadata, assigned))
             changes = column_changes(update["schema"], base_schema(metadata, requirements or [], added[-1]))
             fields["columns_added"] += changes.added
             fields["columns_dropped"] += changes.dropped
@@ -142,6 +143,14 @@ def summarize_updates(
             new_parent_snapshot_id=rebased["new_parent_snapshot_id"],
         )
     return ChangeSummary(**fields)
+
+
+def _added_schema_id(update: Json, metadata: Json | None, assigned: Json | None) -> int:
+    """The id an `add-schema` got: the catalog's choice when recorded, else the client's, else the result's last."""
+    if assigned and "schema" in assigned:
+        return int(assigned["schema"])
+    schema_id = update["schema"].get("schema-id")
+    return int(schema_id) if schema_id is not None else _last_schema_id(metadata)
 
 
 def _current_schema_id(metadata: Json | None) -> int:

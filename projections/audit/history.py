@@ -12,6 +12,7 @@ from psycopg import sql
 from catalog_es.errors import BadRequestError
 from catalog_es.events import (
     EVENT_TYPES,
+    Json,
     NamespaceCreated,
     TableCommitted,
     ViewCommitted,
@@ -19,8 +20,10 @@ from catalog_es.events import (
 )
 from catalog_es.events.maintenance import MaintenanceJobEvent, MaintenanceJobFinished, MaintenanceJobStarted
 from catalog_es.events.registry import full_type, types_of
+from catalog_es.events.upcasting import current_type, stored_types
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
+from catalog_es.store.logged_documents import recorded_metadata
 from catalog_es.store.migrations import Migration
 from projections.audit.change_summary import ChangeSummary, summarize_maintenance_job, summarize_updates
 from projections.cloudevents import cloudevent
@@ -127,7 +130,7 @@ class EventFilter(msgspec.Struct, frozen=True, kw_only=True):
             params += [types_of("view", "created", "registered", "renamed", "undropped"), self.view_name]
         if self.types:
             clauses.append(sql.SQL("type = ANY(%s)"))
-            params.append([event_type(name) for name in self.types])
+            params.append([stored for name in self.types for stored in stored_types(current_type(event_type(name)))])
         if self.actor is not None:
             clauses.append(sql.SQL("extensions->>'actor' = %s"))
             params.append(self.actor)
@@ -181,12 +184,18 @@ class HistoryEntry(msgspec.Struct, frozen=True, kw_only=True, rename="kebab"):
     summary: ChangeSummary | None = None
 
 
-def history_entry(event: RecordedEvent) -> HistoryEntry:
+def history_entry(event: RecordedEvent, document: Json | None = None) -> HistoryEntry:
+    """`document`: the metadata a commit that records its change (not the document) produced, where the summary
+    compares schemas (see `commit_documents`)."""
     data = event.data
     summary: ChangeSummary | None = None
-    if event.type in (TableCommitted.type_name, ViewCommitted.type_name):
+    if current_type(event.type) in (TableCommitted.type_name, ViewCommitted.type_name):
         summary = summarize_updates(
-            data.get("updates", []), data.get("metadata"), data.get("rebased"), data.get("requirements")
+            data.get("updates", []),
+            data.get("metadata") or document,
+            data.get("rebased"),
+            data.get("requirements"),
+            data.get("assigned_ids"),
         )
     elif event.type in (MaintenanceJobStarted.type_name, MaintenanceJobFinished.type_name):
         summary = summarize_maintenance_job(data, finished=event.type == MaintenanceJobFinished.type_name)
@@ -223,4 +232,23 @@ async def entity_history(conn: Connection, stream_id: str) -> list[HistoryEntry]
         f"SELECT {_COLUMNS} FROM catalog_events WHERE stream_id = ANY(%s) ORDER BY global_position".encode(),
         (history_streams(stream_id),),
     )
-    return [history_entry(RecordedEvent(*row)) for row in await cursor.fetchall()]
+    events = [RecordedEvent(*row) for row in await cursor.fetchall()]
+    documents = await commit_documents(conn, events)
+    return [history_entry(event, documents.get(event.position)) for event in events]
+
+
+async def commit_documents(conn: Connection, events: list[RecordedEvent]) -> dict[int, Json]:
+    """By position: the documents of the commits among `events` that add a schema and record only the change
+    (`table.committed.v2`), rebuilt from the log, so that their summary names the columns they changed."""
+    found: dict[int, Json] = {}
+    for event in events:
+        data = event.data
+        if (
+            current_type(event.type) == TableCommitted.type_name
+            and "metadata" not in data
+            and any(update.get("action") == "add-schema" for update in data.get("updates", []))
+        ):
+            document = await recorded_metadata(conn, event.stream_id, str(data["metadata_location"]))
+            if document is not None:
+                found[event.position] = document
+    return found

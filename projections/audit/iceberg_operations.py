@@ -21,14 +21,16 @@ from catalog_es.events import (
     ViewDropped,
     ViewRegistered,
     ViewRenamed,
+    current_type,
 )
+from catalog_es.events.base import parse_type_name
 from catalog_es.store.eventstore import RecordedEvent
 from projections.audit.iceberg_events import LoggedEvent
 
 Json = dict[str, Any]
 CUSTOM = "custom"
 CUSTOM_PREFIX = "x-catalog-es-"
-_TYPE_PREFIX, _TYPE_SUFFIX = "io.catalog-es.", ".v1"
+_TYPE_PREFIX = "io.catalog-es."
 
 # Our stable event types → the draft's operation types; every other type is `custom`.
 OPERATIONS: dict[str, str] = {
@@ -51,7 +53,8 @@ OPERATION_TYPES = frozenset({*OPERATIONS.values(), CUSTOM})
 
 def custom_type(event_type: str) -> str:
     """`io.catalog-es.warehouse.renamed.v1` → `x-catalog-es-warehouse.renamed` (the short form the CLI takes)."""
-    return CUSTOM_PREFIX + event_type.removeprefix(_TYPE_PREFIX).removesuffix(_TYPE_SUFFIX)
+    parsed = parse_type_name(event_type)
+    return CUSTOM_PREFIX + (f"{parsed[0]}.{parsed[1]}" if parsed else event_type.removeprefix(_TYPE_PREFIX))
 
 
 def cloudevent(recorded: RecordedEvent) -> CloudEvent:
@@ -101,7 +104,7 @@ def _view_creation_updates(metadata: Json) -> list[Json]:
 def operation(event: LoggedEvent) -> Json:
     """The draft's operation object; `update-table` carries exactly the committed updates and requirements."""
     recorded, data = event.recorded, event.recorded.data
-    kind = OPERATIONS.get(recorded.type)
+    kind = OPERATIONS.get(current_type(recorded.type))  # a retired version is the same operation
     if kind is None:
         return _custom(event)
     body: Json = {"operation-type": kind}

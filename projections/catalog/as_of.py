@@ -17,14 +17,17 @@ from typing import Any
 import msgspec
 
 from catalog_es.errors import BadRequestError
+from catalog_es.events.base import parse_type_name
+from catalog_es.events.registry import types_of
 from catalog_es.identifiers import Namespace, name_key
 from catalog_es.state import NamespaceRow, TabularKindName, TabularRow
 from catalog_es.store.database import Connection
+from catalog_es.store.logged_documents import document_at
 from projections.catalog.queries import CatalogReadModel
 
 _BATCH = 5000
 _TYPES = [
-    f"io.catalog-es.{kind}.{action}.v1"
+    stored
     for kind, actions in (
         ("namespace", ("created", "properties-updated", "dropped", "soft-dropped", "undropped")),
         (
@@ -34,6 +37,7 @@ _TYPES = [
         ("view", ("created", "registered", "committed", "renamed", "dropped", "soft-dropped", "undropped")),
     )
     for action in actions
+    for stored in types_of(kind, action)
 ]
 # Only what naming and placing needs (never the metadata documents, nor a commit's updates).
 _REPLAY = (
@@ -42,7 +46,6 @@ _REPLAY = (
     " WHERE global_position > %s AND global_position <= %s AND type = ANY(%s) ORDER BY global_position LIMIT %s"
 )
 _FIELDS = ("warehouse_id", "namespace_id", "name", "namespace", "properties", "updated", "removed")
-_METADATA = "SELECT data->>'metadata_location', (data->'metadata')::text FROM catalog_events WHERE global_position = %s"
 
 
 @dataclass
@@ -68,7 +71,7 @@ class Snapshot:
     hidden: dict[uuid.UUID, Any] = field(default_factory=dict)  # soft-dropped tabulars and namespaces, by id
 
     def apply(self, position: int, event_type: str, stream_id: str, data: dict[str, Any]) -> None:
-        kind, _, action = event_type.removeprefix("io.catalog-es.").removesuffix(".v1").partition(".")
+        kind, action = parse_type_name(event_type) or ("", "")
         entity_id = uuid.UUID(stream_id.partition("-")[2])
         if kind == "namespace":
             self._namespace(entity_id, action, data)
@@ -202,9 +205,8 @@ class AsOfReadModel(CatalogReadModel):
         found = parent and snapshot.tabulars[kind].get((parent.id, name_key(name)))
         if parent is None or not found:
             return None
-        cursor = await conn.execute(_METADATA, (found.metadata_position,))
-        row = await cursor.fetchone()
-        return (parent, found, str(row[0]), str(row[1])) if row else None
+        location, document = await document_at(conn, f"{kind}-{found.id}", found.metadata_position)
+        return parent, found, location, document
 
     async def table_document(
         self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str

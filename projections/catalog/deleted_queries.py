@@ -11,6 +11,7 @@ from catalog_es.identifiers import NAMESPACE_SEPARATOR
 from catalog_es.soft_delete import DeletedNamespaceRow, DeletedTabularRow, DeletedWarehouseRow, Member, Subtree
 from catalog_es.state import TabularRow
 from catalog_es.store.database import Connection
+from catalog_es.store.logged_documents import recorded_metadata
 
 # The namespace it was in is live or hidden itself (a recursive drop); its creation time is the stream's first event.
 _TABULAR = """
@@ -54,14 +55,7 @@ class DeletedQueries:
         return TabularRow(*rows[0]) if rows else None
 
     async def recorded_metadata(self, conn: Connection, table_id: uuid.UUID, metadata_location: str) -> Json | None:
-        rows = await _rows(
-            conn,
-            "SELECT data->'metadata' FROM catalog_events WHERE stream_id = %s AND data->>'metadata_location' = %s"
-            " AND data ? 'metadata' ORDER BY stream_version DESC LIMIT 1",
-            (f"table-{table_id}", metadata_location),
-        )
-        document: Json | None = rows[0][0] if rows else None
-        return document
+        return await recorded_metadata(conn, f"table-{table_id}", metadata_location)
 
     async def deleted_namespace(
         self, conn: Connection, warehouse_id: uuid.UUID, namespace_id: uuid.UUID

@@ -11,6 +11,7 @@ from psycopg.types.json import Jsonb
 
 from catalog_es.events import (
     Event,
+    Json,
     NamespaceCreated,
     NamespaceDropped,
     NamespacePropertiesUpdated,
@@ -59,20 +60,50 @@ from catalog_es.storage.profiles import base_location, decode_profile
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from projections.catalog.lifecycle import DELETED_TABLES, project_lifecycle
+from projections.catalog.tabular_documents import TabularDocuments
 
 READ_MODEL_TABLES = ("server_info", "projects", "warehouses", "namespaces", "tables", "views", *DELETED_TABLES)
 
 
+# The tables' documents as commits leave them: the request path hands them over, rebuilds replay the changes.
+_DOCUMENTS = TabularDocuments()
+
+
+# A batch's commits to one tabular write its row once, with the last document (a rebuild replays thousands of
+# commits per table and batch); written before any other event, and before the documents' cache could forget one.
+_PENDING_ROWS = 16
+_COMMITS = (TableCommitted, ViewCommitted)
+
+
 async def project_catalog(conn: Connection, events: Sequence[RecordedEvent]) -> None:
     """Apply events in order; the same function serves requests and rebuilds."""
+    pending: dict[uuid.UUID, tuple[TableCommitted | ViewCommitted, Json, RecordedEvent]] = {}
     for recorded in events:
         event = recorded.decode()
+        if isinstance(event, _COMMITS):
+            document = await _DOCUMENTS.after_commit(conn, event, recorded.document)
+            pending[event.entity_id] = (event, document, recorded)
+            if len(pending) >= _PENDING_ROWS:
+                await _write_documents(conn, pending)
+            continue
+        if pending:
+            await _write_documents(conn, pending)
         if isinstance(
             event, LIFECYCLE_EVENTS
         ):  # soft deletion records when and by whom (projections/catalog/lifecycle.py)
             await project_lifecycle(event, conn, recorded)
         else:
             await _apply(event, conn, recorded.stream_version)
+    if pending:
+        await _write_documents(conn, pending)
+
+
+async def _write_documents(
+    conn: Connection, pending: dict[uuid.UUID, tuple[TableCommitted | ViewCommitted, Json, RecordedEvent]]
+) -> None:
+    for event, document, recorded in pending.values():
+        await _set_document(conn, _relation(event), event.entity_id, event.metadata_location, document, recorded)
+    pending.clear()
 
 
 @singledispatch
@@ -289,14 +320,19 @@ async def _insert_tabular(
     )
 
 
-@_apply.register(TableCommitted)
-@_apply.register(ViewCommitted)
-async def _commit_tabular(event: TableCommitted | ViewCommitted, conn: Connection, version: int) -> None:
+async def _set_document(
+    conn: Connection,
+    relation: sql.Identifier,
+    entity_id: uuid.UUID,
+    metadata_location: str,
+    document: Json,
+    recorded: RecordedEvent,
+) -> None:
     query = sql.SQL(
         "UPDATE {} SET location = %s, metadata_location = %s, metadata = %s, version = %s WHERE id = %s"
-    ).format(_relation(event))
-    location = location_key(event.metadata["location"])
-    await conn.execute(query, (location, event.metadata_location, Jsonb(event.metadata), version, event.entity_id))
+    ).format(relation)
+    location = location_key(document["location"])
+    await conn.execute(query, (location, metadata_location, Jsonb(document), recorded.stream_version, entity_id))
 
 
 @_apply.register(TableRenamed)

@@ -10,11 +10,19 @@ from eventsourcing.persistence import Tracking
 from psycopg.types.json import Jsonb
 
 from catalog_es.clock import millis
-from catalog_es.events import TableCommitted, TableCreated, TableDropped, TableRegistered, WarehouseDeleted
+from catalog_es.events import (
+    TableCommitted,
+    TableCreated,
+    TableDropped,
+    TableRegistered,
+    WarehouseDeleted,
+    stored_types,
+)
 from catalog_es.events.maintenance import MaintenanceJobFinished
 from catalog_es.maintenance.health import TableHealth, fold_commit, fold_job_finished, new_health
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
+from catalog_es.store.logged_documents import LoggedDocuments
 from catalog_es.store.migrations import Migration
 from projections.checkpoints import insert_tracking, lock_checkpoint
 from projections.follow import next_batch
@@ -36,8 +44,12 @@ HEALTH_MIGRATIONS = (
 )
 
 _TYPES = frozenset(
-    cls.type_name for cls in (TableCreated, TableRegistered, TableCommitted, TableDropped, MaintenanceJobFinished)
+    stored
+    for cls in (TableCreated, TableRegistered, TableCommitted, TableDropped, MaintenanceJobFinished)
+    for stored in stored_types(cls.type_name)
 )
+# Commits record changes: the documents they produce, for the figures folded from them.
+_DOCUMENTS = LoggedDocuments()
 _WAREHOUSE_DELETED = WarehouseDeleted.type_name
 _decode = msgspec.json.Decoder(TableHealth).decode
 _DROPPED = object()  # a table the batch dropped
@@ -50,7 +62,7 @@ async def _load(conn: Connection, table_ids: list[uuid.UUID]) -> dict[uuid.UUID,
     return {row[0]: _decode(row[1]) for row in await cursor.fetchall()}
 
 
-def _apply(rows: dict[uuid.UUID, TableHealth | object], recorded: RecordedEvent) -> None:
+async def _apply(conn: Connection, rows: dict[uuid.UUID, TableHealth | object], recorded: RecordedEvent) -> None:
     event, at = recorded.decode(), millis(recorded.time)
     if isinstance(event, TableCreated | TableRegistered):
         rows[event.table_id] = new_health(event.table_id, event.warehouse_id, event.metadata, at)
@@ -62,7 +74,7 @@ def _apply(rows: dict[uuid.UUID, TableHealth | object], recorded: RecordedEvent)
     if not isinstance(current, TableHealth):
         return  # a table this model never saw created (or a job on a dropped table)
     if isinstance(event, TableCommitted):
-        fold_commit(current, event.updates, event.metadata, at)
+        fold_commit(current, event.updates, await _DOCUMENTS.after_commit(conn, event, recorded.position), at)
     elif isinstance(event, MaintenanceJobFinished):
         fold_job_finished(
             current,
@@ -86,7 +98,7 @@ async def project_health(conn: Connection, events: Sequence[RecordedEvent]) -> N
     touched = list({uuid.UUID(str(recorded.data["table_id"])) for recorded in relevant})
     rows: dict[uuid.UUID, TableHealth | object] = dict(await _load(conn, touched))
     for recorded in relevant:
-        _apply(rows, recorded)
+        await _apply(conn, rows, recorded)
     for table_id, health in rows.items():
         if isinstance(health, TableHealth) and health.warehouse_id not in deleted:
             await conn.execute(

@@ -21,6 +21,7 @@ from catalog_es.events import (
 )
 from catalog_es.events.lifecycle import TableSoftDropped, TableUndropped, ViewSoftDropped, ViewUndropped
 from catalog_es.events.registry import types_of
+from catalog_es.events.upcasting import UPCASTS, current_type
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from projections.relay.binding import (
@@ -47,6 +48,9 @@ LAKEKEEPER_TYPES = {
     ViewSoftDropped.type_name: "dropView",
     TableUndropped.type_name: "undropTabulars",
     ViewUndropped.type_name: "undropTabulars",
+}
+LAKEKEEPER_TYPES |= {  # a retired version still in the log is published as its current one is
+    old: LAKEKEEPER_TYPES[current] for old in UPCASTS if (current := current_type(old)) in LAKEKEEPER_TYPES
 }
 # Fixed namespace: the compatible event's id is derived from the catalog event's, so a re-publish dedups.
 _ID_NAMESPACE = uuid.UUID("5a0c6c36-4a55-4a35-9a34-8c43a7a9a1c1")

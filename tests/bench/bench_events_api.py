@@ -79,6 +79,7 @@ async def _fill(store: EventStore, dsn: str, events: int, tables_count: int) -> 
                     updates=[update],
                     previous_metadata_location="",
                     metadata_location="",
+                    applied_at_ms=0,
                     metadata={},
                 )
                 await tx.append(commit, expected_version=version)

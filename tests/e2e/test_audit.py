@@ -59,7 +59,7 @@ def test_audit_endpoints_and_cli_agree_with_the_catalog_when_a_table_evolves(cat
     rest_of = rest.http.get(
         f"{management}events", params={"namespace": "audit_ns", "pageToken": events["next-page-token"]}
     ).json()
-    assert [e["type"] for e in rest_of["events"]] == ["io.catalog-es.table.committed.v1"]
+    assert [e["type"] for e in rest_of["events"]] == ["io.catalog-es.table.committed.v2"]
     assert "next-page-token" not in rest_of or rest_of["next-page-token"] is None
     table_id = metadata["table-uuid"]
     history = rest.http.get(f"{management}events/history/table-{table_id}").json()

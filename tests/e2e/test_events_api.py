@@ -136,7 +136,7 @@ def test_pages_of_the_events_endpoint_are_the_log_and_what_nats_delivered(relaye
     for event in events:
         _, event_type, data, extensions, commit_size = by_id[event["event-id"]]
         operation = event["operation"]
-        if event_type == "io.catalog-es.table.committed.v1":
+        if event_type == "io.catalog-es.table.committed.v2":
             assert operation["operation-type"] == "update-table"
             assert (operation["updates"], operation["requirements"]) == (data["updates"], data["requirements"])
             assert operation["table-uuid"] == data["table_id"]

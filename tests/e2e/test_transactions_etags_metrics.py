@@ -63,7 +63,7 @@ def test_transaction_commits_every_table_with_one_commit_id_when_all_requirement
     assert response.status_code == 204, response.text
     assert main_snapshot_id(load_table(rest, "tx", "a")["metadata"]) == 100
     assert main_snapshot_id(load_table(rest, "tx", "b")["metadata"]) == 101
-    commit_ids = _event_commit_ids(catalog.env["CATALOG_ES__PG_DSN"], "io.catalog-es.table.committed.v1")
+    commit_ids = _event_commit_ids(catalog.env["CATALOG_ES__PG_DSN"], "io.catalog-es.table.committed.v2")
     assert len(commit_ids) == 2
     assert len(set(commit_ids)) == 1, "both table events belong to one commit"
 

@@ -225,3 +225,33 @@ def test_a_table_found_by_dotted_name_brings_its_maintenance_jobs_when_the_route
     expected = [("table", "created"), ("maintenance", "started"), ("maintenance", "finished")]
     assert results["dotted"] == results["by_id"] == results["namespace"] == expected
     assert results["eu"] == [("table", "created")]
+
+
+def test_history_names_column_changes_when_a_commit_records_only_its_change(open_catalog):
+    db = Namespace(("cols",))
+    evolved = {
+        "type": "struct",
+        "schema-id": 1,
+        "fields": [
+            {"id": 1, "name": "id", "type": "long", "required": False},
+            {"id": 2, "name": "region", "type": "string", "required": False},
+        ],
+    }
+
+    async def scenario():
+        async with open_catalog() as catalog:
+            ctx, wh = catalog.ctx, catalog.warehouse_id
+            await handle_create_namespace(CreateNamespace(wh, db, {}, ALICE), ctx)
+            created = await handle_create_table(CreateTable(wh, db, "t", SCHEMA, ALICE), ctx)
+            updates = [{"action": "add-schema", "schema": evolved}, {"action": "set-current-schema", "schema-id": -1}]
+            requirements = [{"type": "assert-current-schema-id", "current-schema-id": 0}]
+            await handle_commit_table(CommitTable(wh, db, "t", requirements, updates, ALICE), ctx)
+            async with catalog.store.connection() as conn:
+                return await entity_history(conn, f"table-{created.metadata['table-uuid']}")
+
+    history = asyncio.run(scenario())
+    commit = history[-1]
+    assert commit.type == "io.catalog-es.table.committed.v2"
+    assert commit.summary is not None
+    assert commit.summary.columns_added == ["region"]
+    assert commit.summary.schemas_added == [1]

@@ -22,6 +22,7 @@ from catalog_es.errors import (
 from catalog_es.events import TableCommitted, TableCreated, TableDropped, TableRenamed
 from catalog_es.identifiers import NIL_PROJECT_ID, Namespace
 from catalog_es.locations import local_path
+from catalog_es.metadata.table_changes import metadata_digest
 from catalog_es.store.eventstore import EventMetadata
 from commands.bootstrap import Bootstrap, EnsureDefaultWarehouse, handle_bootstrap, handle_ensure_default_warehouse
 from commands.builtin_tasks import register_builtin_task_handlers
@@ -341,7 +342,9 @@ def test_commit_table_writes_next_metadata_when_setting_properties(open_catalog)
     event = events[-1].decode()
     assert isinstance(event, TableCommitted)
     assert event.previous_metadata_location == created.metadata_location
-    assert event.metadata == committed.metadata
+    assert event.metadata is None  # the change, not the document (issue 28)
+    assert event.metadata_sha256 == metadata_digest(committed.metadata)
+    assert [update["action"] for update in event.updates] == ["set-properties", "remove-properties"]
 
 
 def test_commit_table_raises_and_changes_nothing_when_requirement_fails(open_catalog):

@@ -186,7 +186,7 @@ def test_statistics_count_live_entities_and_commits_when_projected(open_catalog,
     with psycopg.connect(migrated_dsn) as conn:
         row = conn.execute("SELECT namespaces, tables, views, commits, events, last_position FROM catalog_statistics")
         assert row.fetchone() == (3, 0, 0, 0, 4, _head(migrated_dsn))  # warehouse created + 3 namespaces
-    assert TableCommitted.type_name.endswith(".v1")
+    assert TableCommitted.type_name.endswith(".v2")
 
 
 def test_cli_verify_exits_1_and_prints_rows_when_a_read_model_was_tampered_with(open_catalog, migrated_dsn):
@@ -255,7 +255,7 @@ def test_statistics_and_search_match_the_live_catalog_when_every_event_type_was_
     with psycopg.connect(migrated_dsn) as conn:
         live = conn.execute(
             "SELECT (SELECT count(*) FROM namespaces), (SELECT count(*) FROM tables), (SELECT count(*) FROM views),"
-            " (SELECT count(*) FROM catalog_events WHERE type LIKE '%%.committed.v1')"
+            " (SELECT count(*) FROM catalog_events WHERE type LIKE '%%.committed.v_')"
         ).fetchone()
         stats = conn.execute("SELECT namespaces, tables, views, commits FROM catalog_statistics").fetchone()
         search = conn.execute("SELECT kind, namespace, name FROM tabular_search ORDER BY name").fetchall()

@@ -264,7 +264,11 @@ def test_rebuild_reproduces_every_read_model_when_log_is_replayed(open_catalog, 
                 " AND table_name = 'tables' ORDER BY ordinal_position"
             )
         ]
-    catalog_types = {name for name, cls in EVENT_TYPES.items() if cls.__module__ == "catalog_es.events.catalog"}
+    catalog_types = {  # the current versions: a retired one is only ever read (tests/integration/test_mixed_log.py)
+        name
+        for name, cls in EVENT_TYPES.items()
+        if cls.__module__ == "catalog_es.events.catalog" and cls.type_name == name
+    }
     # The purged drop also schedules its purge task (task events: tests/integration/test_task_queue.py).
     assert types - {"io.catalog-es.task.scheduled.v1"} == {name for name in catalog_types if ".view." not in name}
     # Full table metadata takes part in the comparison, snapshots and schemas included.

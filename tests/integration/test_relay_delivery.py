@@ -313,3 +313,47 @@ def test_relay_stops_with_a_clear_error_when_the_stream_exists_without_its_subje
             await asyncio.wait_for(Relay(migrated_dsn, _config(nats_server.url)).run(), timeout=30)
 
     asyncio.run(scenario())
+
+
+def test_commit_messages_carry_the_change_and_stay_small_when_the_table_has_a_long_history(
+    open_catalog, migrated_dsn, nats_server
+):
+    db = Namespace(("db",))
+    commits = 300
+
+    async def scenario():
+        async with open_catalog() as catalog:
+            ctx, warehouse = catalog.ctx, catalog.warehouse_id
+            await handle_create_namespace(CreateNamespace(warehouse, db, {}, META), ctx)
+            created = await handle_create_table(CreateTable(warehouse, db, "t", SCHEMA, META), ctx)
+            location = created.metadata["location"]
+            for step in range(1, commits + 1):
+                snapshot = {
+                    "snapshot-id": step,
+                    "sequence-number": step,
+                    "timestamp-ms": 1_700_000_000_000 + step,
+                    "manifest-list": f"{location}/metadata/snap-{step}-{uuid.uuid4()}.avro",
+                    "summary": {"operation": "append", "added-records": "1", "total-records": str(step)},
+                    "schema-id": 0,
+                    **({"parent-snapshot-id": step - 1} if step > 1 else {}),
+                }
+                updates = [
+                    {"action": "add-snapshot", "snapshot": snapshot},
+                    {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": step},
+                ]
+                await handle_commit_table(CommitTable(warehouse, db, "t", [], updates, META), ctx)
+            head = await catalog.store.head()
+            async with _running(Relay(migrated_dsn, _config(nats_server.url, lakekeeper_compat=True))):
+                await eventually(lambda: _at_least(nats_server.url, head + commits + 1), what="every event")
+            return await read_stream(nats_server.url, STREAM)
+
+    messages = asyncio.run(scenario())
+    ours = [m for m in messages if m.subject.startswith("catalog.") and ".table.committed." in m.subject]
+    lakekeeper = [m for m in messages if m.subject == "catalog.lakekeeper"]
+    assert len(ours) == commits
+    assert max(len(m.data) for m in [*ours, *lakekeeper]) < 64 * 1024  # whatever the table's age (issue 28)
+    last = msgspec.json.decode(ours[-1].data)
+    assert "metadata" not in last
+    assert last["metadata_location"].endswith(".metadata.json")
+    assert [u["action"] for u in last["updates"]] == ["add-snapshot", "set-snapshot-ref"]
+    assert len(msgspec.json.decode(lakekeeper[-1].data)["data"]["updates"]) == 2

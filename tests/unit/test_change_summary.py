@@ -86,7 +86,7 @@ def test_event_filter_reads_ids_and_names_when_both_kinds_are_given():
     assert where.namespace is None
     assert where.stream_ids == [f"table-{table_id}", f"maintenance-{table_id}"]  # its maintenance jobs too
     assert (where.table_name, where.view_name) == (None, "v")
-    assert where.types == ["io.catalog-es.table.committed.v1"]
+    assert where.types == ["io.catalog-es.table.committed.v2"]  # the stored v1 events match it too (its SQL)
     assert event_filter(namespace=["sales", "eu"]).namespace == ["sales", "eu"]
 
 
@@ -159,3 +159,13 @@ def test_summary_compares_with_the_newest_older_schema_when_no_requirement_names
 
     assert summary.columns_renamed == {"point.y": "point.lat"}
     assert summary.columns_added == summary.columns_dropped == []
+
+
+def test_summary_names_the_schema_the_catalog_assigned_when_a_commit_records_its_change():
+    updates = [
+        {"action": "add-schema", "schema": {"type": "struct", "fields": []}},
+        {"action": "set-current-schema", "schema-id": -1},
+    ]
+    summary = summarize_updates(updates, None, None, None, {"schema": 4})
+    assert summary.schemas_added == [4]
+    assert summary.current_schema_id == 4

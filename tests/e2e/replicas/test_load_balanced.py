@@ -186,7 +186,7 @@ def _events_adding(dsn: str, snapshot_id: int) -> int:
     """Commit events whose updates add this snapshot."""
     with psycopg.connect(dsn) as conn:
         row = conn.execute(
-            "SELECT count(*) FROM catalog_events WHERE type = 'io.catalog-es.table.committed.v1' AND jsonb_path_exists("
+            "SELECT count(*) FROM catalog_events WHERE type = 'io.catalog-es.table.committed.v2' AND jsonb_path_exists("
             ' data, \'$.updates[*] ? (@.action == "add-snapshot" && @.snapshot."snapshot-id" == $id)\','
             " jsonb_build_object('id', %s::bigint))",
             (snapshot_id,),

@@ -1,0 +1,80 @@
+"""Iceberg's metadata retention: with `write.metadata.delete-after-commit.enabled`, the previous metadata files a
+commit drops from the log (past `write.metadata.previous-versions-max`) are deleted by the task queue, unless a
+table still refers to them; without it every file stays (Iceberg's default)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from catalog_es.identifiers import Namespace
+from catalog_es.store.eventstore import EventMetadata
+from commands.builtin_tasks import register_builtin_task_handlers
+from commands.commit_table import CommitTable, handle_commit_table
+from commands.create_table import CreateTable, handle_create_table
+from commands.namespaces import CreateNamespace, handle_create_namespace
+from commands.task_handlers import METADATA_CLEANUP, task_handler
+from commands.tasks import claim_task, complete_task
+
+META = EventMetadata(actor="retention")
+DB = Namespace(("db",))
+SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
+
+
+def _path(location: str) -> Path:
+    return Path(location.removeprefix("file://"))
+
+
+async def _run_cleanups(ctx) -> list[dict[str, Any]]:
+    register_builtin_task_handlers()
+    handler = task_handler(METADATA_CLEANUP)
+    assert handler is not None
+    results = []
+    while (task := await claim_task(ctx, [METADATA_CLEANUP], "test-worker", 30)) is not None:
+        result = await handler(task, ctx)
+        assert await complete_task(ctx, task, result)
+        results.append(result)
+    return results
+
+
+async def _table(catalog, name: str, properties: dict[str, str], commits: int) -> list[str]:
+    """Create and commit `commits` times; the metadata locations, oldest first."""
+    ctx, wh = catalog.ctx, catalog.warehouse_id
+    created = await handle_create_table(CreateTable(wh, DB, name, SCHEMA, META, properties=properties), ctx)
+    locations = [created.metadata_location]
+    for step in range(commits):
+        updates = [{"action": "set-properties", "updates": {"step": str(step)}}]
+        result = await handle_commit_table(CommitTable(wh, DB, name, [], updates, META), ctx)
+        locations.append(result.metadata_location)
+    return locations
+
+
+def test_dropped_metadata_files_are_deleted_when_the_table_asks_for_it(open_catalog):
+    retained = {"write.metadata.delete-after-commit.enabled": "true", "write.metadata.previous-versions-max": "2"}
+
+    async def scenario():
+        async with open_catalog() as catalog:
+            ctx, wh = catalog.ctx, catalog.warehouse_id
+            await handle_create_namespace(CreateNamespace(wh, DB, {}, META), ctx)
+            kept_by_default = await _table(catalog, "plain", {}, 5)
+            locations = await _table(catalog, "retained", retained, 1)
+            locations += await _table_more(catalog, "retained", 4)
+            results = await _run_cleanups(ctx)
+            return kept_by_default, locations, results
+
+    kept_by_default, locations, results = asyncio.run(scenario())
+    assert all(_path(location).exists() for location in kept_by_default)  # Iceberg's default: nothing deleted
+    # The current file and the two the log keeps remain; the older ones go.
+    assert [_path(location).exists() for location in locations] == [False, False, False, True, True, True]
+    assert sum(result["deleted"] for result in results) == 3
+    assert sum(result["kept"] for result in results) == 0
+
+
+async def _table_more(catalog, name: str, commits: int) -> list[str]:
+    locations = []
+    for step in range(commits):
+        updates = [{"action": "set-properties", "updates": {"more": str(step)}}]
+        result = await handle_commit_table(CommitTable(catalog.warehouse_id, DB, name, [], updates, META), catalog.ctx)
+        locations.append(result.metadata_location)
+    return locations
