@@ -6,6 +6,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -278,3 +279,35 @@ def test_credentials_under_an_as_of_prefix_are_read_only_and_none_for_a_table_dr
     assert "s3.session-token" not in gone.json()["config"]  # ... but hands out no access to its files
     assert "storage-credentials" not in gone.json()
     assert http.get(f"{past}/namespaces/past/tables/gone/credentials").json() == {"storage-credentials": []}
+
+
+def _duckdb(server: RunningCatalog, idp: OpenIdProvider, delegation: str) -> Any:
+    """A fresh DuckDB (extensions from the PyPI wheels, no downloads) with warehouse `vend` attached as `lake`."""
+    duckdb = pytest.importorskip("duckdb")
+    connection = duckdb.connect(config={"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"})
+    for name in ("httpfs", "avro", "iceberg"):
+        module = pytest.importorskip(f"duckdb_extension_{name}")
+        [binary] = Path(str(module.__file__)).parent.glob(f"extensions/*/{name}.duckdb_extension")
+        connection.execute(f"LOAD '{binary}'")
+    connection.execute(f"CREATE SECRET catalog_es (TYPE iceberg, TOKEN '{idp.token('admin')}')")
+    options = f"TYPE iceberg, ENDPOINT '{server.catalog_uri}', SECRET catalog_es, ACCESS_DELEGATION_MODE '{delegation}'"
+    connection.execute(f"ATTACH 'vend' AS lake ({options})")
+    return connection
+
+
+def test_duckdb_reads_and_writes_with_vended_credentials_only(server: RunningCatalog, idp: OpenIdProvider) -> None:
+    """DuckDB 1.5's iceberg extension holds a token and no S3 keys: it reads what pyiceberg wrote and inserts, each
+    through the table's vended credentials; without them the IAM-enforcing store refuses the same read."""
+    duckdb = pytest.importorskip("duckdb")
+    admin = _pyiceberg(server, idp, "admin")
+    admin.create_namespace("duck")
+    admin.create_table("duck.events", schema=SCHEMA).append(ROWS)
+    keyless = _duckdb(server, idp, "none")
+    with pytest.raises(duckdb.Error):
+        keyless.execute("SELECT id FROM lake.duck.events").fetchall()
+    keyless.close()
+    vended = _duckdb(server, idp, "vended_credentials")
+    assert sorted(row[0] for row in vended.execute("SELECT id FROM lake.duck.events").fetchall()) == [1, 2, 3]
+    vended.execute("INSERT INTO lake.duck.events VALUES (4)")
+    vended.close()
+    assert sorted(admin.load_table("duck.events").scan().to_arrow()["id"].to_pylist()) == [1, 2, 3, 4]
