@@ -123,20 +123,25 @@ def test_a_removed_access_record_breaks_its_chain(chained_catalog: str) -> None:
     assert "access record" in result.output
 
 
-def test_a_recomputed_chain_is_caught_by_the_recorded_head(chained_catalog: str) -> None:
-    """Alter an event and recompute every link: the chain is consistent again, but not with the recorded head."""
-    anchor = _head(_verify().output)
-    _tamper(chained_catalog, "catalog_events", "UPDATE catalog_events SET source = 'forged' WHERE global_position = 1")
-    with psycopg.connect(chained_catalog, autocommit=True) as conn:
+def _relink(dsn: str) -> None:
+    """Drop the chain and let `log_chain` link the whole log again (as after a restore)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("DELETE FROM catalog_event_chain")
         conn.execute("UPDATE projector_checkpoints SET position = 0 WHERE name = 'log_chain'")
 
     async def relink() -> None:
-        async with await psycopg.AsyncConnection.connect(chained_catalog, autocommit=True) as conn:
-            while await ProjectorRunner(chained_catalog, LOG_CHAIN).step(conn):
+        async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+            while await ProjectorRunner(dsn, LOG_CHAIN).step(conn):
                 pass
 
     asyncio.run(relink())
+
+
+def test_a_recomputed_chain_is_caught_by_the_recorded_head(chained_catalog: str) -> None:
+    """Alter an event and recompute every link: the chain is consistent again, but not with the recorded head."""
+    anchor = _head(_verify().output)
+    _tamper(chained_catalog, "catalog_events", "UPDATE catalog_events SET source = 'forged' WHERE global_position = 1")
+    _relink(chained_catalog)
     assert "catalog_events hash chain: intact" in _verify().output  # consistent with itself…
     result = _verify("--expect-head", anchor)
     assert result.exit_code == 1  # …but not with what the operator recorded
@@ -185,14 +190,5 @@ def test_the_newest_access_records_deleted_are_caught_by_the_recorded_access_hea
 def test_the_same_log_linked_anew_holds_the_recorded_head_as_after_a_restore(chained_catalog: str) -> None:
     """A restore brings the log, not its chain: `log_chain` links it again, to the very same links."""
     anchor = _head(_verify().output)
-    with psycopg.connect(chained_catalog, autocommit=True) as conn:
-        conn.execute("DELETE FROM catalog_event_chain")
-        conn.execute("UPDATE projector_checkpoints SET position = 0 WHERE name = 'log_chain'")
-
-    async def relink() -> None:
-        async with await psycopg.AsyncConnection.connect(chained_catalog, autocommit=True) as conn:
-            while await ProjectorRunner(chained_catalog, LOG_CHAIN).step(conn):
-                pass
-
-    asyncio.run(relink())
+    _relink(chained_catalog)
     assert _verify("--expect-head", anchor).exit_code == 0

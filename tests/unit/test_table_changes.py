@@ -16,24 +16,11 @@ from catalog_es.metadata.table_changes import (
     replay_commit,
     replay_view_commit,
 )
-from catalog_es.metadata.tables import decide_commit, metadata_to_json, new_metadata, parse_metadata
+from catalog_es.metadata.tables import decide_commit, metadata_to_json, parse_metadata
 from catalog_es.metadata.views import commit_view, new_view_metadata, parse_view_metadata, view_metadata_to_json
-from tests.unit.test_commit_cache import _updates
+from tests.unit.test_commit_cache import _table, _updates
 
 SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
-
-
-def _table(format_version: str) -> tuple[Any, dict[str, Any]]:
-    metadata = new_metadata(
-        schema=SCHEMA,
-        partition_spec=None,
-        write_order=None,
-        location="file:///w/t",
-        properties={"format-version": format_version},
-        table_uuid=uuid.UUID(int=7),
-        last_updated_ms=1,
-    )
-    return metadata, metadata_to_json(metadata)
 
 
 def _add(metadata: Any, snapshot_id: int, timestamp_ms: int) -> list[dict[str, Any]]:
