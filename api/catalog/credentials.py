@@ -94,8 +94,8 @@ async def vending_target(
     row: TabularRow | None,
     backend: StorageBackend | None,
 ) -> VendingTarget | None:
-    """What to vend for an existing table, read on the request's connection (its row, the caller's level on
-    it, the warehouse credential), so that the STS call later holds no database connection.
+    """What to vend for an existing table, read on the request's connection (its row, the caller's level on it;
+    `vending_backend` already read the warehouse credential), so that the store's call later holds no connection.
 
     Under an as-of prefix the level is read at most (a past catalog is read-only), and nothing is vended for a
     table that is dropped now: its files are no longer the catalog's to hand out.
