@@ -133,7 +133,7 @@ class WarehouseStorage:
             StorageAccessError: the store refused the deletion.
         """
         self.confined(location)
-        self.backend.delete_file(location)
+        self.backend.delete_file(_io_spelling(location))
 
     def remove_empty_parents(self, location: str, levels: int = 2) -> None:
         """Remove up to `levels` local directories above a file while they are empty (a failed write's

@@ -60,9 +60,10 @@ def signed_headers(profile: S3Profile, uri: str, headers: dict[str, list[str]]) 
 
 def _check_host(uri: str, values: list[str]) -> None:
     parts = urlsplit(uri)
-    default_port = {"http": 80, "https": 443}.get(parts.scheme)
-    accepted = {parts.netloc.lower(), (parts.hostname or "").lower() if parts.port in (None, default_port) else ""}
-    if any(value.strip().lower() not in accepted for value in values) or len(values) != 1:
+    accepted = {parts.netloc.lower()}
+    if parts.port in (None, {"http": 80, "https": 443}.get(parts.scheme)):
+        accepted.add((parts.hostname or "").lower())  # a default port may be left out
+    if len(values) != 1 or values[0].strip().lower() not in accepted:
         raise ForbiddenError("The Host header names another host than the request URL")
 
 

@@ -34,10 +34,6 @@ class AdlsBackend(ObjectStoreBackend):
         if not scheme_ok or urlsplit(location_key(canonical)).netloc != own:
             raise ForeignLocationError(f"Location {location} is not in this warehouse's storage ({own})")
 
-    def delete_file(self, location: str) -> None:
-        # pyiceberg's adlfs FileIO knows `abfss://fs@a.dfs.…` only, not the `wasbs://fs@a.blob.…` spelling.
-        super().delete_file(location_key(location) if urlsplit(location).scheme == "wasbs" else location)
-
     def client_config(self) -> dict[str, str]:
         return adls_client_config(self._profile)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Literal, Protocol
 
 from pyiceberg.io import FileIO
@@ -10,7 +11,6 @@ from pyiceberg.io import FileIO
 from catalog_es.errors import StorageAccessError
 from catalog_es.storage.backends.base import VendedConfig
 from catalog_es.storage.session_policy import AccessLevel
-from catalog_es.storage.vended_expiry import expiry_of
 
 Permissions = Literal["read", "read-write-delete"]
 
@@ -81,3 +81,11 @@ def vending_call(
         return VendedConfig(config, expiry_of(config, expiry_key))
 
     return call
+
+
+def expiry_of(config: dict[str, str], key: str) -> datetime:
+    """The expiry under `key` (epoch milliseconds); now when the store vended nothing (so nothing is kept)."""
+    milliseconds = config.get(key)
+    if milliseconds is None:
+        return datetime.now(UTC)
+    return datetime.fromtimestamp(int(milliseconds) / 1000, UTC)
