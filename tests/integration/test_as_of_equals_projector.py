@@ -129,7 +129,7 @@ async def _head(conn: Connection) -> int:
 async def _projected(conn: Connection, position: int) -> tuple[list[Any], list[Any], list[Any]]:
     """The oracle: the catalog projector replayed up to `position` in a scratch schema, rolled back."""
     async with conn.transaction(force_rollback=True), scratch_schema(conn, CATALOG, purpose="oracle", unique=True):
-        await replay(conn, CATALOG.apply, position)
+        await replay(conn, CATALOG.project, position)
         cursor = await conn.execute(
             "SELECT id, warehouse_id, parts, properties FROM namespaces ORDER BY warehouse_id, key"
         )
