@@ -1,4 +1,5 @@
-"""Run the task worker over the settings' database: in `serve` (in-process) or as `catalog-es worker`."""
+"""Run the task runner over the settings' database: in `serve` (in-process), as `catalog-es worker`, or as
+`catalog-es maintenance run` (the `maintenance` queue on Spark)."""
 
 from __future__ import annotations
 
@@ -7,34 +8,59 @@ import os
 import socket
 import uuid
 
-from api.container import open_services
+from api.container import open_services, task_queues
+from api.maintenance.job import JobRunner
 from api.settings import Settings
-from commands.builtin_tasks import register_builtin_task_handlers
-from commands.task_handlers import registered_queues
+from commands.task_handlers import MAINTENANCE
 from commands.task_worker import TaskWorker
 
 
-def worker_name() -> str:
-    """`host:pid:random`: unique per process, readable in a task's attempts."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+def worker_name(role: str = "") -> str:
+    """`[role@]host:pid:random`: unique per process, readable in a task's attempts."""
+    prefix = f"{role}@" if role else ""
+    return f"{prefix}{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+async def _run(worker: TaskWorker, stop: asyncio.Event, *, once: bool) -> int:
+    if once:
+        return await worker.run_until_idle()
+    await worker.run(stop)
+    return 0
 
 
 async def run_task_worker(settings: Settings, dsn: str, stop: asyncio.Event, *, once: bool = False) -> int:
-    """Serve the registered in-process queues until `stop` is set (with `once`: until none is due); return
-    how many tasks ran with `once`, else 0."""
+    """Serve the catalog's own queues (purge, expiry, metadata cleanup) until `stop` is set (with `once`: until
+    none is due); return how many tasks ran with `once`, else 0."""
     config = settings.task_worker
-    register_builtin_task_handlers(purge_concurrency=config.purge_concurrency, purge_batch_size=config.purge_batch_size)
+    registry = task_queues(settings)
     async with open_services(settings, dsn, pool_size=(1, config.slots + 2)) as services:
         worker = TaskWorker(
             services.ctx,
-            registered_queues(),
+            registry,
             worker_name(),
             slots=config.slots,
             poll_seconds=config.poll_seconds,
             lease_seconds=config.lease_seconds,
             backoff_seconds=config.backoff_seconds,
         )
-        if once:
-            return await worker.run_until_idle()
-        await worker.run(stop)
-        return 0
+        return await _run(worker, stop, once=once)
+
+
+async def run_maintenance_worker(
+    settings: Settings, dsn: str, runner: JobRunner, stop: asyncio.Event, *, once: bool = False
+) -> int:
+    """Serve queue `maintenance` on `runner`, evaluating the triggers before claiming; same runner, same lease
+    rule as the other queues. With `once`: evaluate, run what is due, return how many ran."""
+    options = settings.maintenance
+    registry = task_queues(settings, maintenance=runner).only(MAINTENANCE)
+    async with open_services(settings, dsn, pool_size=(1, options.parallelism + 2)) as services:
+        worker = TaskWorker(
+            services.ctx,
+            registry,
+            worker_name("maintenance"),
+            slots=options.parallelism,
+            poll_seconds=options.poll_seconds,
+            lease_seconds=options.lease_seconds,
+            backoff_seconds=settings.task_worker.backoff_seconds,
+        )
+        return await _run(worker, stop, once=once)
