@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from api.cli.catalog_uri import resolve_catalog_uri
-from api.cli.session import DataDir, cli_dsn, cli_settings, command_group, fail
+from api.cli.session import DataDir, HealthHost, HealthPort, cli_dsn, cli_settings, command_group, fail
 from api.settings import Settings
 
 if TYPE_CHECKING:
@@ -46,8 +46,11 @@ def _runner(settings: Settings, catalog_uri: str) -> MaintenanceRunner:
     return MaintenanceRunner(spark, access, orphan_floor_seconds=options.orphan_min_age_seconds)
 
 
-async def _work(settings: Settings, runner: MaintenanceRunner, *, once: bool) -> int:
+async def _work(
+    settings: Settings, runner: MaintenanceRunner, *, once: bool, health: tuple[str, int | None] = ("", None)
+) -> int:
     from api.runtime.database import migrate  # noqa: PLC0415 - the CLI imports lazily (fast --help)
+    from api.runtime.health_listener import with_health  # noqa: PLC0415
     from api.runtime.task_worker import run_maintenance_worker  # noqa: PLC0415
 
     dsn = cli_dsn(settings)
@@ -57,7 +60,7 @@ async def _work(settings: Settings, runner: MaintenanceRunner, *, once: bool) ->
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)  # finish the running jobs, claim no more
-    return await run_maintenance_worker(settings, dsn, runner, stop, once=once)
+    return await with_health(run_maintenance_worker(settings, dsn, runner, stop, once=once), *health)
 
 
 @maintenance_cli.command("run")
@@ -73,6 +76,8 @@ def run_command(
             "`serve` on this data dir records]"
         ),
     ] = None,
+    health_port: HealthPort = None,
+    health_host: HealthHost = "127.0.0.1",
 ) -> None:
     """Run due maintenance jobs on one SparkSession (`CATALOG_ES__MAINTENANCE__*`: master, parallelism, lease).
 
@@ -87,7 +92,7 @@ def run_command(
     uri = resolve_catalog_uri(settings, catalog_uri, settings.maintenance.catalog_uri)  # before any job is claimed
     runner = _runner(settings, uri)
     try:
-        ran = asyncio.run(_work(settings, runner, once=once))
+        ran = asyncio.run(_work(settings, runner, once=once, health=(health_host, health_port)))
         if once:
             typer.echo(f"{ran} maintenance job(s) run", err=True)
     finally:

@@ -4,15 +4,24 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
+import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import structlog
 
 from api.container import open_services, task_queues
 from api.maintenance.job import JobRunner
 from api.settings import Settings
 from commands.task_handlers import MAINTENANCE
 from commands.task_worker import TaskWorker
+
+_log = structlog.get_logger(__name__)
 
 
 def worker_name(role: str = "") -> str:
@@ -64,3 +73,39 @@ async def run_maintenance_worker(
             backoff_seconds=settings.task_worker.backoff_seconds,
         )
         return await _run(worker, stop, once=once)
+
+
+@contextmanager
+def task_worker_thread(settings: Settings, dsn: str) -> Iterator[None]:
+    """The one task worker of `serve --workers N`, on its own event loop in the supervising process.
+
+    uvicorn's worker processes serve requests only; without this nothing would run purges or expiries.
+    On exit it stops claiming and lets running tasks finish within the grace period.
+    """
+    started = threading.Event()
+    running: dict[str, Any] = {}
+
+    async def body() -> None:
+        stop = asyncio.Event()
+        running.update(loop=asyncio.get_running_loop(), stop=stop)
+        started.set()
+        await run_task_worker(settings, dsn, stop)
+
+    def main() -> None:
+        try:
+            asyncio.run(body())
+        except Exception:  # the worker's end is logged, never the server's
+            _log.exception("the task worker stopped")
+        finally:
+            started.set()
+
+    thread = threading.Thread(target=main, name="catalog-es task worker", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        started.wait(5)
+        if "loop" in running:
+            with contextlib.suppress(RuntimeError):  # its loop already ended
+                running["loop"].call_soon_threadsafe(running["stop"].set)
+        thread.join(settings.graceful_shutdown_seconds)
