@@ -3,6 +3,7 @@ where the console and the API docs are, and the pyiceberg and Spark snippets tha
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from typing import Any, cast
@@ -16,7 +17,8 @@ from catalog_es.identifiers import NIL_PROJECT_ID
 from catalog_es.spark.conf import CLOUD_BUNDLE, StorageType, catalog_conf
 
 _log = structlog.get_logger(__name__)
-_WILDCARDS = {"0.0.0.0", "::", ""}  # noqa: S104 - compared with, never bound  # listening everywhere: a client on this machine connects to loopback
+# Listening everywhere: a client on this machine connects to loopback (compared with, never bound).
+_WILDCARDS = frozenset({"0.0.0.0", "::", ""})  # noqa: S104
 _STORAGE_TYPES: frozenset[str] = frozenset({"file", "s3", "adls", "gcs"})
 
 
@@ -146,9 +148,9 @@ def banner(door: FrontDoor) -> str:
         "    from pyiceberg.catalog import load_catalog",
     ]
     options: dict[str, Any] = {"type": "rest", "uri": uri, "warehouse": first.name, **_client_options(door)}
-    plain = ", ".join(f"{key}={value!r}" for key, value in options.items() if key.isidentifier())
+    plain = ", ".join(f"{key}={json.dumps(value)}" for key, value in options.items() if key.isidentifier())
     dashed = {key: value for key, value in options.items() if not key.isidentifier()}
-    extra = f", **{dashed!r}" if dashed else ""
+    extra = f", **{json.dumps(dashed)}" if dashed else ""  # JSON strings are Python literals too
     lines.append(f'    catalog = load_catalog("catalog_es", {plain}{extra})')
     lines += ["", "Connect Spark (conf keys):"]
     conf = catalog_conf(uri, first.name, storage=first.storage)
