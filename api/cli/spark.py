@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from api.cli.session import command_group
+from api.cli.session import command_group, fail
 from api.settings import load_settings
 
 spark_cli = command_group("Spark 3.5 + Iceberg 1.10 with catalog-es: the offline classpath and the catalog conf.")
@@ -53,6 +53,27 @@ def jars_command(
     typer.echo("\n".join(paths) if lines else ",".join(paths))
 
 
+StorageChoice = Literal["auto", "file", "s3", "adls", "gcs"]
+
+
+def _warehouse_storage(base_url: str, warehouse: str, token: str | None) -> str:
+    """The warehouse's storage type, from the catalog's management API (the CLI may run far from the database)."""
+    import httpx  # noqa: PLC0415 - the CLI imports lazily (fast --help)
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    url = f"{base_url}/management/v1/warehouse"
+    try:
+        response = httpx.get(url, headers=headers, timeout=10)
+        response.raise_for_status()
+        warehouses = response.json()["warehouses"]
+    except (httpx.HTTPError, ValueError, KeyError) as error:
+        fail(f"could not ask {url} for warehouse {warehouse!r}'s storage ({error}); pass --storage file|s3|adls|gcs", 1)
+    kinds = {found.get("name"): str(found.get("storage-profile", {}).get("type", "file")) for found in warehouses}
+    if warehouse not in kinds:
+        fail(f"no warehouse {warehouse!r} at {base_url} (pass --storage to print the conf anyway)", 1)
+    return kinds[warehouse]
+
+
 @spark_cli.command("conf")
 def conf_command(
     catalog: Annotated[str, typer.Option(help="The Spark catalog name")] = "catalog_es",
@@ -60,6 +81,10 @@ def conf_command(
     host: Annotated[str | None, typer.Option(help="The catalog's address [default: 127.0.0.1]")] = None,
     port: Annotated[int | None, typer.Option(help="The catalog's port [default: 8181]")] = None,
     token: Annotated[str | None, typer.Option(help="Bearer token, sent as the Authorization header")] = None,
+    storage: Annotated[
+        StorageChoice,
+        typer.Option(help="The warehouse's storage [default: auto, asked of the catalog's management API]"),
+    ] = "auto",
     with_jars: Annotated[bool, typer.Option("--with-jars", help="Add spark.jars (assembled if needed)")] = False,
     dest: JarsDir = None,
     output: Annotated[
@@ -67,17 +92,34 @@ def conf_command(
         typer.Option("--format", help="properties: spark-defaults.conf lines; submit: --conf arguments"),
     ] = "properties",
 ) -> None:
-    """Print the Spark conf (catalog class, type=rest, uri, warehouse, io-impl, extensions) for this catalog."""
-    from catalog_es.spark.conf import catalog_conf  # noqa: PLC0415 - the CLI imports lazily (fast --help)
+    """Print the Spark conf (catalog class, type=rest, uri, warehouse, FileIO, extensions) for this catalog.
+
+    The FileIO follows the warehouse's storage: HadoopFileIO for `file`, Iceberg's S3FileIO, ADLSFileIO or
+    GCSFileIO for object stores, which ask the catalog for vended credentials (S3: or remote signing) and need
+    Iceberg's cloud bundle beside the runtime (added to spark.jars.packages).
+    """
+    from catalog_es.spark.conf import CLOUD_BUNDLE, StorageType, catalog_conf  # noqa: PLC0415 - lazy (fast --help)
+    from catalog_es.spark.jars import MAVEN_PACKAGES  # noqa: PLC0415
 
     settings = load_settings(host=host, port=port)
+    name = warehouse or settings.default_warehouse
+    kind: str = storage
+    if kind == "auto":
+        kind = _warehouse_storage(settings.public_uri.removesuffix("/catalog"), name, token)
+    if kind not in ("file", "s3", "adls", "gcs"):
+        fail(f"warehouse {name!r} has storage {kind!r}, which Spark reaches through no FileIO catalog-es knows", 1)
+    storage_type: StorageType = kind  # type: ignore[assignment]
     conf = catalog_conf(
         settings.public_uri,
-        warehouse or settings.default_warehouse,
+        name,
         catalog=catalog,
         jars=_jars(dest) if with_jars else (),
         token=token,
+        storage=storage_type,
     )
+    if storage_type in CLOUD_BUNDLE:  # the FileIO's cloud SDK is in no offline jar: Maven supplies it
+        packages = [CLOUD_BUNDLE[storage_type]] if with_jars else [MAVEN_PACKAGES, CLOUD_BUNDLE[storage_type]]
+        conf["spark.jars.packages"] = ",".join(packages)
     if output == "submit":
         typer.echo(" ".join(f"--conf {key}={value}" for key, value in conf.items()))
     else:

@@ -11,7 +11,9 @@ from pathlib import Path
 import httpx
 import pyarrow as pa
 from pyiceberg.catalog import load_catalog
+from typer.testing import CliRunner
 
+from api.cli import cli
 from tests.e2e.conftest import (
     CLI,
     TEST_ALLOWED_HOSTS,
@@ -60,10 +62,19 @@ def test_with_an_external_database_and_no_warehouse_the_banner_names_none_and_li
 
 def test_the_banner_names_the_default_warehouse_and_its_file_io_when_it_exists(pg_dsn: str, tmp_path: Path) -> None:
     running = start_catalog(tmp_path / "data", {**os.environ, "CATALOG_ES__PG_DSN": pg_dsn})
+    port = running.base_url.rsplit(":", 1)[1]
     try:
         banner = banner_of(running)
+        # `spark conf` asks the catalog for the warehouse's storage (auto) and names no warehouse that is not there
+        conf = CliRunner().invoke(cli, ["spark", "conf", "--port", port])
+        missing = CliRunner().invoke(cli, ["spark", "conf", "--port", port, "--warehouse", "nope"])
     finally:
         stop_catalog(running)
+
+    assert conf.exit_code == 0, conf.output
+    assert "spark.sql.catalog.catalog_es.io-impl=org.apache.iceberg.hadoop.HadoopFileIO" in conf.stdout
+    assert missing.exit_code == 1
+    assert "no warehouse 'nope'" in missing.stderr
 
     assert "Warehouses: demo (file)" in banner
     assert f'uri="{running.catalog_uri}", warehouse="demo")' in banner
