@@ -137,7 +137,6 @@ def serve(
     dsn = cli_dsn(settings)
     migrate_or_exit(dsn, settings.allow_newer_schema)
     asyncio.run(bootstrap(dsn, settings))
-    # The operator CLI on this data dir (`maintenance run`) reaches this server through the record.
     door = front_door(settings, asyncio.run(existing_warehouses(settings, dsn)))
     # The operator CLI on this data dir (`maintenance run`) reaches this server through the record.
     with serving_recorded(settings.data_path, local_catalog_uri(settings.host, settings.port)):
