@@ -15,6 +15,7 @@ from psycopg.types.json import Jsonb
 
 from catalog_es.events import Event
 from catalog_es.events.tasks import (
+    TASK_EVENTS,
     TaskCancelled,
     TaskFailed,
     TaskQueueConfigured,
@@ -26,6 +27,8 @@ from catalog_es.events.tasks import (
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 
+_TASK_TYPES = frozenset(cls.type_name for cls in TASK_EVENTS)
+
 
 def _instant(ms: int) -> datetime:
     return datetime.fromtimestamp(ms / 1000, UTC)
@@ -34,7 +37,7 @@ def _instant(ms: int) -> datetime:
 async def project_tasks(conn: Connection, events: Sequence[RecordedEvent]) -> None:
     """Apply events in order (only task events change the queue); the same function serves rebuilds."""
     for recorded in events:
-        if recorded.type.startswith(("io.catalog-es.task.", "io.catalog-es.task-queue.")):
+        if recorded.type in _TASK_TYPES:
             await _apply(recorded.decode(), conn, recorded)
 
 
