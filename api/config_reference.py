@@ -1,4 +1,4 @@
-"""The configuration reference (docs/configuration.md), generated from the settings and storage-profile classes.
+"""The configuration reference (deploy/CONFIGURATION.md), generated from the settings and storage-profile classes.
 
 The classes stay the one place a setting is described: a field's meaning is the comment above it or beside it
 in the source, its default and type are the class's own. `catalog-es config reference` writes the file, and a
@@ -153,7 +153,7 @@ def _doc(cls: type) -> str:
 
 
 def render() -> str:
-    """The whole reference, as checked in at docs/configuration.md."""
+    """The whole reference, as checked in at deploy/CONFIGURATION.md."""
     lines = [HEADER, "## Settings", "", _doc(Settings), ""]
     sections: dict[str, list[Entry]] = {}
     for entry in setting_entries():

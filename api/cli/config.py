@@ -15,7 +15,7 @@ config_cli = command_group("The settings: every CATALOG_ES__* variable and stora
 @config_cli.command("reference")
 def reference_command(
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write it here (e.g. docs/configuration.md); default: stdout")
+        Path | None, typer.Option("--output", "-o", help="Write it here (deploy/CONFIGURATION.md); default: stdout")
     ] = None,
     check: Annotated[bool, typer.Option("--check", help="Exit 1 when --output differs from what is generated")] = False,
 ) -> None:

@@ -1,4 +1,4 @@
-"""docs/configuration.md is generated from the settings and storage-profile classes and kept current: every
+"""deploy/CONFIGURATION.md is generated from the settings and storage-profile classes and kept current: every
 CATALOG_ES__* variable and profile field with its default and meaning (issue 31)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from api.cli import cli
 from api.config_reference import PROFILES, profile_entries, render, setting_entries
 from api.settings import ENV_PREFIX, Settings
 
-REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
+REFERENCE = Path(__file__).resolve().parents[3] / "deploy" / "CONFIGURATION.md"
 
 
 def _leaves(struct: msgspec.Struct, prefix: str = ENV_PREFIX) -> set[str]:
@@ -27,7 +27,7 @@ def _leaves(struct: msgspec.Struct, prefix: str = ENV_PREFIX) -> set[str]:
 
 def test_the_checked_in_reference_is_what_the_settings_classes_generate() -> None:
     assert REFERENCE.read_text(encoding="utf-8") == render(), (
-        "docs/configuration.md is stale: run `catalog-es config reference --output docs/configuration.md`"
+        "deploy/CONFIGURATION.md is stale: run `catalog-es config reference --output deploy/CONFIGURATION.md`"
     )
 
 
