@@ -13,6 +13,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from catalog_es.clock import SystemClock
@@ -407,3 +408,51 @@ class _Ids:
     def new_id(self) -> uuid.UUID:
         self._next += 1
         return uuid.UUID(int=self._next)
+
+
+def namespace_row(*parts: str, number: int, warehouse: WarehouseRow = WAREHOUSE, version: int = 1) -> NamespaceRow:
+    """A live namespace of `warehouse` with id `UUID(int=number)`."""
+    location = f"{warehouse.location}/{'/'.join(parts)}"
+    return NamespaceRow(uuid.UUID(int=number), warehouse.id, list(parts), {"location": location}, version)
+
+
+def tabular_row(kind: TabularKindName, namespace: NamespaceRow, name: str, number: int, version: int = 1) -> TabularRow:
+    """A live table or view named `name` in `namespace`, with id `UUID(int=number)`."""
+    location = f"{namespace.properties['location']}/{name}"
+    return TabularRow(
+        id=uuid.UUID(int=number),
+        warehouse_id=namespace.warehouse_id,
+        namespace_id=namespace.id,
+        namespace=namespace.parts,
+        name=name,
+        location=location,
+        metadata_location=f"{location}/metadata/00000.metadata.json",
+        metadata={},
+        version=version,
+        kind=kind,
+    )
+
+
+def deleted_row(
+    row: TabularRow, *, with_namespace: uuid.UUID | None = None, task: uuid.UUID | None = None
+) -> DeletedTabularRow:
+    """`row` soft-dropped now (by `tester`), expiring in a day, with its expiration task `task`."""
+    now = datetime.now(UTC)
+    return DeletedTabularRow(
+        id=row.id,
+        kind=row.kind,
+        warehouse_id=row.warehouse_id,
+        namespace_id=row.namespace_id,
+        namespace=row.namespace,
+        name=row.name,
+        location=row.location,
+        metadata_location=row.metadata_location,
+        metadata=row.metadata,
+        version=row.version,
+        deleted_at=now,
+        expires_at=now + timedelta(days=1),
+        purge_requested=False,
+        actor="tester",
+        with_namespace=with_namespace,
+        expiration_task_id=task,
+    )
