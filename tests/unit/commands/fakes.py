@@ -53,7 +53,7 @@ class FakeTransaction:
     async def stream_version(self, stream_id: str) -> int:
         """The stream's version including what this transaction appended, as the real transaction answers."""
         pending = sum(1 for e, _ in self.pending if e.stream_id == stream_id)
-        return self._store.versions.get(stream_id, 0) + pending
+        return self._store.version(stream_id) + pending
 
     async def append(self, event: Event, *, expected_version: int, document: Json | None = None) -> None:
         del document  # the real transaction hands it to the inline projections only
@@ -67,12 +67,18 @@ class FakeTransaction:
 class FakeStore:
     """An event store with no database: `appended` holds the committed events, in order.
 
-    `projectors` see each committed event, as the real store's inline projectors do inside the transaction.
+    A stream nothing was appended to here is at the version its read-model row says (`given`, read when asked,
+    so rows a test adds after building the context count); `projectors` see each committed event, as the real
+    store's inline projectors do inside the transaction.
     """
 
     appended: list[Event] = field(default_factory=list)
     versions: dict[str, int] = field(default_factory=dict)
     projectors: list[Callable[[Event], None]] = field(default_factory=list)
+    given: Callable[[], dict[str, int]] = dict
+
+    def version(self, stream_id: str) -> int:
+        return self.versions.get(stream_id) or self.given().get(stream_id, 0)
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[Any]:
@@ -376,20 +382,24 @@ def fake_context(
     warehouse_hold_seconds: int = 0,
 ) -> tuple[CommandContext, FakeStore]:
     """A command context over the fakes (stream versions as the rows say), and the store to assert on."""
-    state = state or FakeCatalogState()
-    versions = {f"{row.kind}-{row.id}": row.version for row in state.tabulars}
-    versions |= {f"namespace-{row.id}": row.version for row in state.namespaces}
-    versions |= {f"warehouse-{row.id}": row.version for row in state.warehouses}
-    versions |= {f"project-{row.id}": row.version for row in state.projects}
-    if soft_deletes is not None:
-        versions |= {f"{row.kind}-{row.id}": row.version for row in soft_deletes.tabulars}
-        versions |= {f"namespace-{row.id}": row.version for row in soft_deletes.namespaces}
-        versions |= {f"warehouse-{row.id}": row.version for row in soft_deletes.warehouses}
-    protections = FakeProtectionState(catalog=state)
-    store = FakeStore(versions=versions, projectors=[protections.apply])
+    catalog = state or FakeCatalogState()
+
+    def given() -> dict[str, int]:
+        versions = {f"{row.kind}-{row.id}": row.version for row in catalog.tabulars}
+        versions |= {f"namespace-{row.id}": row.version for row in catalog.namespaces}
+        versions |= {f"warehouse-{row.id}": row.version for row in catalog.warehouses}
+        versions |= {f"project-{row.id}": row.version for row in catalog.projects}
+        if soft_deletes is not None:
+            versions |= {f"{row.kind}-{row.id}": row.version for row in soft_deletes.tabulars}
+            versions |= {f"namespace-{row.id}": row.version for row in soft_deletes.namespaces}
+            versions |= {f"warehouse-{row.id}": row.version for row in soft_deletes.warehouses}
+        return versions
+
+    protections = FakeProtectionState(catalog=catalog)
+    store = FakeStore(projectors=[protections.apply], given=given)
     ctx = CommandContext(
         store=store,  # type: ignore[arg-type]  # the store's own interface, without the database
-        state=state,
+        state=catalog,
         clock=SystemClock(),
         ids=_Ids(),
         access=access or FakeAccessState(),
