@@ -14,7 +14,10 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from catalog_es.clock import SystemClock
 from catalog_es.events import Event, Json
@@ -466,3 +469,13 @@ def deleted_row(
         with_namespace=with_namespace,
         expiration_task_id=task,
     )
+
+
+def file_warehouse(root: Path, name: str = "lake", number: int = 1, **changes: Any) -> WarehouseRow:
+    """A warehouse on `file` storage in directory `root/name` (created), id `UUID(int=number)`."""
+    (root / name).mkdir(exist_ok=True)
+    location = f"file://{root}/{name}"
+    row = WarehouseRow(
+        uuid.UUID(int=number), WAREHOUSE.project_id, name, location, {"type": "file", "location": location}
+    )
+    return msgspec.structs.replace(row, **changes)
