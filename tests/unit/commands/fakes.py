@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from catalog_es.clock import SystemClock
-from catalog_es.events import Event, Json
+from catalog_es.events import Event, Json, TableCreated, TableRegistered, ViewCreated, ViewRegistered
 from catalog_es.events.protection import ProtectionSet
 from catalog_es.identifiers import Namespace, name_key
 from catalog_es.locations import overlaps
@@ -479,3 +479,22 @@ def file_warehouse(root: Path, name: str = "lake", number: int = 1, **changes: A
         uuid.UUID(int=number), WAREHOUSE.project_id, name, location, {"type": "file", "location": location}
     )
     return msgspec.structs.replace(row, **changes)
+
+
+def created_row(
+    event: TableCreated | ViewCreated | TableRegistered | ViewRegistered, namespace: NamespaceRow
+) -> TabularRow:
+    """The row the catalog projection makes of a table's or view's first event (version 1)."""
+    kind: TabularKindName = "table" if isinstance(event, TableCreated | TableRegistered) else "view"
+    return TabularRow(
+        id=event.entity_id,
+        warehouse_id=event.warehouse_id,
+        namespace_id=namespace.id,
+        namespace=namespace.parts,
+        name=event.name,
+        location=event.metadata["location"],
+        metadata_location=event.metadata_location,
+        metadata=event.metadata,
+        version=1,
+        kind=kind,
+    )
