@@ -66,7 +66,7 @@ def test_staging_a_create_records_nothing(given):
         ("x", Namespace(("nope",)), None, NoSuchNamespaceError, "does not exist"),
         ("bad\x1fname", DB, None, BadRequestError, "Invalid table name"),
         ("x", DB, "file:///somewhere/else", InvalidLocationError, "warehouse"),
-        ("x", DB, "{wh}/db/t/inner", InvalidLocationError, "t"),  # inside table `t`
+        ("x", DB, "{wh}/db/t/inner", InvalidLocationError, "overlaps the location of another table"),
     ],
 )
 def test_create_table_refuses_and_records_and_writes_nothing(given, name, namespace, location, error, message):
