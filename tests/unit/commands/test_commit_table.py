@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from fakes import FakeCatalogState, created_row, fake_context, file_warehouse, namespace_row
 
-from catalog_es.errors import CommitFailedError, MetadataFileNotFoundError, NoSuchTableError
+from catalog_es.errors import CommitFailedError, InvalidLocationError, MetadataFileNotFoundError, NoSuchTableError
 from catalog_es.events import TableCommitted, TableCreated
 from catalog_es.identifiers import Namespace
 from catalog_es.metadata.table_changes import metadata_digest
@@ -97,4 +97,38 @@ def test_commit_refuses_a_missing_table_and_one_whose_metadata_file_is_gone(give
     Path(row.metadata_location.removeprefix("file://")).unlink()
     with pytest.raises(MetadataFileNotFoundError):
         asyncio.run(handle_commit_table(_commit(row, [], SET_OWNER), ctx))
+    assert store.appended == []
+
+
+def _staged_create(row, name: str, location: str) -> CommitTable:
+    updates = [
+        {"action": "assign-uuid", "uuid": "00000000-0000-0000-0000-0000000000aa"},
+        {"action": "upgrade-format-version", "format-version": 2},
+        {"action": "add-schema", "schema": SCHEMA, "last-column-id": 1},
+        {"action": "set-current-schema", "schema-id": -1},
+        {"action": "add-spec", "spec": {"spec-id": 0, "fields": []}},
+        {"action": "set-default-spec", "spec-id": -1},
+        {"action": "add-sort-order", "sort-order": {"order-id": 0, "fields": []}},
+        {"action": "set-default-sort-order", "sort-order-id": -1},
+        {"action": "set-location", "location": location},
+    ]
+    return CommitTable(row.warehouse_id, DB, name, [{"type": "assert-create"}], updates, META)
+
+
+def test_a_commit_asserting_create_creates_the_staged_table(given):
+    ctx, store, row = given
+    location = row.location.rsplit("/", 1)[0] + "/ctas"
+    result = asyncio.run(handle_commit_table(_staged_create(row, "ctas", location), ctx))
+    [created] = store.appended
+    assert isinstance(created, TableCreated)
+    assert (str(created.table_id), created.name) == ("00000000-0000-0000-0000-0000000000aa", "ctas")
+    assert created.metadata["location"] == location
+    assert created.metadata_location == result.metadata_location
+    assert Path(created.metadata_location.removeprefix("file://")).is_file()
+
+
+def test_a_staged_create_is_refused_inside_another_tables_location(given):
+    ctx, store, row = given
+    with pytest.raises(InvalidLocationError, match="overlaps"):
+        asyncio.run(handle_commit_table(_staged_create(row, "ctas", f"{row.location}/inner"), ctx))
     assert store.appended == []
