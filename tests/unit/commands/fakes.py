@@ -22,7 +22,7 @@ import msgspec
 from catalog_es.clock import SystemClock
 from catalog_es.events import Event, Json, TableCreated, TableRegistered, ViewCreated, ViewRegistered
 from catalog_es.events.protection import ProtectionSet
-from catalog_es.identifiers import Namespace, name_key
+from catalog_es.identifiers import NAMESPACE_SEPARATOR, Namespace, name_key
 from catalog_es.locations import overlaps
 from catalog_es.maintenance.health import TableHealth
 from catalog_es.maintenance.jobs import PolicyLevel
@@ -45,6 +45,12 @@ from commands.context import CommandContext
 WAREHOUSE = WarehouseRow(
     id=uuid.UUID(int=1), project_id=uuid.UUID(int=0), name="wh", location="file:///wh", storage_profile={}
 )
+
+
+def within(parts: Sequence[str], key: str) -> bool:
+    """Whether the namespace `parts` is the one with key `key` or below it."""
+    own = Namespace(tuple(parts)).key
+    return own == key or own.startswith(f"{key}{NAMESPACE_SEPARATOR}")
 
 
 class FakeTransaction:
@@ -225,7 +231,26 @@ class FakeProtectionState:
     async def protected_inside(
         self, conn: Any, warehouse_id: uuid.UUID, namespace: Namespace | None = None, limit: int = 10
     ) -> list[ProtectedObject]:
-        return [ProtectedObject("object", object_id, str(object_id)) for object_id in sorted(self.protected)][:limit]
+        """Without the catalog's rows every protected id counts; with them, those of the warehouse (subtree)."""
+        if self.catalog is None:
+            return [ProtectedObject("object", object_id, str(object_id)) for object_id in sorted(self.protected)][
+                :limit
+            ]
+
+        def inside(parts: Sequence[str]) -> bool:
+            return namespace is None or within(parts, namespace.key)
+
+        found = [
+            ProtectedObject("namespace", n.id, str(n.namespace))
+            for n in self.catalog.namespaces
+            if n.warehouse_id == warehouse_id and n.id in self.protected and inside(n.parts)
+        ]
+        found += [
+            ProtectedObject(t.kind, t.id, f"{Namespace(tuple(t.namespace))}.{t.name}")
+            for t in self.catalog.tabulars
+            if t.warehouse_id == warehouse_id and t.id in self.protected and inside(t.namespace)
+        ]
+        return found[:limit]
 
     async def current_version(
         self, conn: Any, kind: ProtectableKind, warehouse_id: uuid.UUID, object_id: uuid.UUID
@@ -296,12 +321,8 @@ class FakeSoftDeleteState:
         return [t for t in self.tabulars if t.with_namespace == root_id], sorted(namespaces, key=lambda n: len(n.parts))
 
     async def live_subtree(self, conn: Any, warehouse_id: uuid.UUID, key: str) -> Subtree:
-        def below(parts: Sequence[str]) -> bool:
-            own = Namespace(tuple(parts)).key
-            return own == key or own.startswith(f"{key}\x1f")
-
-        namespaces = [n for n in self.catalog.namespaces if n.warehouse_id == warehouse_id and below(n.parts)]
-        inside = [t for t in self.catalog.tabulars if t.warehouse_id == warehouse_id and below(t.namespace)]
+        namespaces = [n for n in self.catalog.namespaces if n.warehouse_id == warehouse_id and within(n.parts, key)]
+        inside = [t for t in self.catalog.tabulars if t.warehouse_id == warehouse_id and within(t.namespace, key)]
 
         def member(t: TabularRow) -> Member:
             return Member(id=t.id, version=t.version, namespace_id=t.namespace_id, name=t.name, parts=t.namespace)
@@ -316,12 +337,7 @@ class FakeSoftDeleteState:
         )
 
     async def hidden_in(self, conn: Any, warehouse_id: uuid.UUID, key: str) -> list[DeletedTabularRow]:
-        return [
-            t
-            for t in self.tabulars
-            if t.warehouse_id == warehouse_id
-            and (Namespace(tuple(t.namespace)).key == key or Namespace(tuple(t.namespace)).key.startswith(f"{key}\x1f"))
-        ]
+        return [t for t in self.tabulars if t.warehouse_id == warehouse_id and within(t.namespace, key)]
 
     async def live_table(self, conn: Any, warehouse_id: uuid.UUID, table_id: uuid.UUID) -> TabularRow | None:
         tables = (t for t in self.catalog.tabulars if t.kind == "table" and t.warehouse_id == warehouse_id)

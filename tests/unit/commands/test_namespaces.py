@@ -152,3 +152,16 @@ def test_drop_namespace_refuses_one_still_holding_a_soft_dropped_table():
     with pytest.raises(NamespaceNotEmptyError, match="soft-dropped"):
         asyncio.run(handle_drop_namespace(DropNamespace(WAREHOUSE.id, Namespace(("db",)), META), ctx))
     assert store.appended == []
+
+
+def test_drop_namespace_refuses_when_a_table_inside_is_protected_but_not_for_one_elsewhere():
+    other = namespace_row("other", number=12)
+    outer = tabular_row("table", other, "t", 21)
+    ctx, store = fake_context(FakeCatalogState([DB, other], [outer]))
+    assert isinstance(ctx.protections, FakeProtectionState)
+    ctx.protections.protected.add(outer.id)
+    with pytest.raises(ProtectedError, match=r"table other\.t is protected"):
+        asyncio.run(handle_drop_namespace(DropNamespace(WAREHOUSE.id, Namespace(("other",)), META), ctx))
+    assert store.appended == []
+    asyncio.run(handle_drop_namespace(DropNamespace(WAREHOUSE.id, Namespace(("db",)), META), ctx))
+    assert store.appended == [NamespaceDropped(namespace_id=DB.id, warehouse_id=WAREHOUSE.id)]
