@@ -9,7 +9,7 @@ import msgspec
 import pytest
 from fakes import FakeCatalogState, FakeSoftDeleteState, fake_context, file_warehouse, namespace_row, tabular_row
 
-from catalog_es.errors import BadRequestError, NoSuchTableError
+from catalog_es.errors import BadRequestError, CommitFailedError, NoSuchTableError
 from catalog_es.events.lifecycle import TableRestored
 from catalog_es.store.eventstore import EventMetadata
 from commands.restore_table import RestoreTable, handle_restore_table
@@ -70,4 +70,14 @@ def test_restore_refuses_foreign_current_and_vanished_files_and_missing_tables(g
     (tmp_path / first.removeprefix(f"file://{tmp_path}/")).unlink()
     with pytest.raises(BadRequestError, match="cannot be read any more"):
         restore(table.id, first)
+    assert store.appended == []
+
+
+def test_a_commit_landing_between_the_read_and_the_restore_is_a_conflict_not_a_crash(given):
+    """Regression: the row is read before the transaction, so a commit in between moved the stream; the restore
+    must answer 409 (CommitFailedError), as its comment promised, not let the store's version error through (500)."""
+    ctx, store, table, first, _ = given
+    store.versions[f"table-{table.id}"] = table.version + 1  # a commit landed after the row was read
+    with pytest.raises(CommitFailedError, match="changed concurrently"):
+        asyncio.run(handle_restore_table(RestoreTable(table.warehouse_id, table.id, first, META), ctx))
     assert store.appended == []
