@@ -16,6 +16,7 @@ from commands.permissions import ChangeAssignments, handle_change_assignments
 from commands.tabular_lifecycle import DropTable, handle_drop_table
 from commands.tasks import cancel_task, claim_task
 from commands.undrop import UndropTabulars, UndropTarget, handle_undrop_tabulars
+from commands.warehouse_hold import UndeleteWarehouse, handle_undelete_warehouse
 from commands.warehouses import (
     DeleteWarehouse,
     UpdateDeleteProfile,
@@ -199,3 +200,21 @@ def test_undrop_succeeds_when_its_expiration_task_has_already_ended(open_catalog
     restored, live = asyncio.run(scenario())
     assert [(item.kind, item.name) for item in restored] == [("table", "t")]
     assert live == [("t",)]
+
+
+def test_undelete_succeeds_when_the_held_warehouses_expiration_task_has_already_ended(open_catalog):
+    """Regression: as for undrop, an ended expiration task does not turn a committed undelete into a 409."""
+
+    async def scenario():
+        async with open_catalog() as catalog:
+            ctx = dataclasses.replace(catalog.ctx, warehouse_hold_seconds=3600)
+            warehouse = catalog.warehouse_id
+            await handle_delete_warehouse(DeleteWarehouse(warehouse, META, force=True), ctx)
+            [[task_id]] = await _fetch(catalog, "SELECT expiration_task_id FROM deleted_warehouses")
+            await cancel_task(ctx, task_id, META)
+            name = await handle_undelete_warehouse(UndeleteWarehouse(warehouse, META), ctx)
+            return name, await _fetch(catalog, "SELECT name FROM warehouses")
+
+    name, live = asyncio.run(scenario())
+    assert name == "demo"
+    assert live == [("demo",)]
