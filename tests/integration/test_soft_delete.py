@@ -14,9 +14,8 @@ from commands.expiration import expire_soft_dropped
 from commands.namespaces import CreateNamespace, DropNamespace, handle_create_namespace, handle_drop_namespace
 from commands.permissions import ChangeAssignments, handle_change_assignments
 from commands.tabular_lifecycle import DropTable, handle_drop_table
-from commands.tasks import cancel_task, claim_task
+from commands.tasks import claim_task
 from commands.undrop import UndropTabulars, UndropTarget, handle_undrop_tabulars
-from commands.warehouse_hold import UndeleteWarehouse, handle_undelete_warehouse
 from commands.warehouses import (
     DeleteWarehouse,
     UpdateDeleteProfile,
@@ -174,47 +173,3 @@ def test_held_warehouse_is_deleted_with_its_contents_when_its_hold_runs_out(open
     assert result["dropped"] == 3  # the hidden table expires, the live table and namespace are dropped
     assert left == [(0,)]
     assert all(verification.identical for verification in verified), [v.diffs for v in verified]
-
-
-def test_undrop_succeeds_when_its_expiration_task_has_already_ended(open_catalog):
-    """Regression: an expiration task an operator cancelled (or that failed for good) cannot be cancelled again;
-    the undrop, committed already, must not then answer 409 TaskFinishedException as if it had not happened."""
-
-    async def scenario():
-        async with open_catalog() as catalog:
-            ctx, warehouse = catalog.ctx, catalog.warehouse_id
-            await _soft(catalog, 3600)
-            await handle_create_namespace(CreateNamespace(warehouse, NS, {}, META), ctx)
-            created = await handle_create_table(CreateTable(warehouse, NS, "t", SCHEMA, META), ctx)
-            table_id = uuid.UUID(created.metadata["table-uuid"])
-            await handle_drop_table(DropTable(warehouse, NS, "t", False, META), ctx)
-            [[task_id]] = await _fetch(
-                catalog, "SELECT expiration_task_id FROM deleted_tabulars WHERE id = %s", table_id
-            )
-            await cancel_task(ctx, task_id, META)
-            restored = await handle_undrop_tabulars(
-                UndropTabulars(warehouse, [UndropTarget("table", table_id)], META), ctx
-            )
-            return restored, await _fetch(catalog, "SELECT name FROM tables")
-
-    restored, live = asyncio.run(scenario())
-    assert [(item.kind, item.name) for item in restored] == [("table", "t")]
-    assert live == [("t",)]
-
-
-def test_undelete_succeeds_when_the_held_warehouses_expiration_task_has_already_ended(open_catalog):
-    """Regression: as for undrop, an ended expiration task does not turn a committed undelete into a 409."""
-
-    async def scenario():
-        async with open_catalog() as catalog:
-            ctx = dataclasses.replace(catalog.ctx, warehouse_hold_seconds=3600)
-            warehouse = catalog.warehouse_id
-            await handle_delete_warehouse(DeleteWarehouse(warehouse, META, force=True), ctx)
-            [[task_id]] = await _fetch(catalog, "SELECT expiration_task_id FROM deleted_warehouses")
-            await cancel_task(ctx, task_id, META)
-            name = await handle_undelete_warehouse(UndeleteWarehouse(warehouse, META), ctx)
-            return name, await _fetch(catalog, "SELECT name FROM warehouses")
-
-    name, live = asyncio.run(scenario())
-    assert name == "demo"
-    assert live == [("demo",)]
