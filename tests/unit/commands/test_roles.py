@@ -1,7 +1,8 @@
 """Role commands without PostgreSQL (creating one under a taken name: test_handlers_in_memory.py).
 
 Updating or deleting an existing role reads the role's last event back from the log (`store.streams.last_event`,
-SQL): that path is tested against PostgreSQL (tests/e2e/auth); here the refusals decided before that read.
+SQL): that path is tested against PostgreSQL (tests/integration/test_identity_streams.py); here the refusals
+decided before that read.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Undrop without PostgreSQL: soft-dropped tables, views and namespace trees come back, all or none.
 
 Cancelling the expiration tasks afterwards locks their queue rows (`store.task_queue.locked_task`, SQL): that
-step is tested against PostgreSQL (tests/integration/test_soft_delete.py); the rows here carry no task.
+step is tested against PostgreSQL (tests/integration/test_soft_delete.py, test_ended_expiration_tasks.py);
+the rows here carry no task.
 """
 
 from __future__ import annotations

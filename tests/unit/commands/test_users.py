@@ -1,7 +1,7 @@
 """User commands without PostgreSQL: provisioning an unknown user, deleting one that never existed.
 
 Whether a known user exists is read from its last event in the log (`store.streams.last_event`, SQL): updating
-or deleting a provisioned user is tested against PostgreSQL (tests/e2e/auth).
+or deleting a provisioned user is tested against PostgreSQL (tests/integration/test_identity_streams.py).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A held warehouse whose expiration task is still queued has it cancelled after the undelete; cancelling locks
 the task's queue row (`store.task_queue.locked_task`, SQL), so that step is tested against PostgreSQL
-(tests/integration/test_soft_delete.py); here the held rows carry no task.
+(tests/integration/test_ended_expiration_tasks.py); here the held rows carry no task.
 """
 
 from __future__ import annotations
