@@ -23,11 +23,10 @@ from commands.roles import (
     handle_update_role,
 )
 from commands.users import DeleteUser, ProvisionUser, handle_delete_user, handle_provision_user
-from projections.catalog.projector import project_catalog
-from projections.permissions.projector import project_permissions
+from projections.registry import CATALOG, PERMISSIONS
 
 META = EventMetadata(actor="oidc~admin")
-PROJECTORS = (project_catalog, project_permissions)
+PROJECTORS = (CATALOG.project, PERMISSIONS.project)
 PROJECT = uuid.UUID(int=0)
 
 
