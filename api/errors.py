@@ -48,6 +48,9 @@ _DOMAIN: dict[type[errors.CatalogError], tuple[int, str]] = {
     errors.NoSuchPolicyError: (404, "NoSuchPolicyException"),
     errors.NoSuchTaskError: (404, "NoSuchTaskException"),
     errors.TaskFinishedError: (409, "TaskFinishedException"),
+    errors.NoSuchPlanIdError: (404, "NoSuchPlanIdException"),
+    errors.NoSuchPlanTaskError: (404, "NoSuchPlanTaskException"),
+    errors.UnsupportedOperationError: (406, "UnsupportedOperationException"),
 }
 
 _HTTP_TYPES = {

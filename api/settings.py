@@ -47,6 +47,23 @@ class EventsApiSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
     retained_from_position: Annotated[int, msgspec.Meta(ge=0)] = 0
 
 
+class ScanPlanningSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Server-side scan planning (`CATALOG_ES__SCAN_PLANNING__*`).
+
+    `mode`: the `scan-planning-mode` advertised for every warehouse (`client`: clients may plan themselves,
+    `server`: clients must plan here); a warehouse or table property `scan-planning-mode` overrides it.
+    `sync_seconds`: how long planTableScan waits for a plan before it answers "submitted" with a plan-id
+    (pyiceberg 0.12 cannot poll, so the default is generous). `page_size`: file scan tasks per page (the first
+    answer carries the first page, plan tasks the rest). `cache_mib`: finished plans kept in memory.
+    """
+
+    mode: Literal["client", "server"] = "client"
+    sync_seconds: Annotated[float, msgspec.Meta(ge=0)] = 30.0
+    page_size: Annotated[int, msgspec.Meta(ge=1)] = 1000
+    cache_mib: Annotated[int, msgspec.Meta(ge=0)] = 256
+    max_plans: Annotated[int, msgspec.Meta(ge=1)] = 1000
+
+
 class UiSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The web console at /ui (`CATALOG_ES__UI__*`); with OIDC on it logs in as `client_id`.
 
@@ -144,6 +161,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     enable_gcp_system_credentials: bool = False
     metrics: MetricsSettings = MetricsSettings()
     events_api: EventsApiSettings = EventsApiSettings()
+    scan_planning: ScanPlanningSettings = ScanPlanningSettings()
     # As-of prefixes (`<warehouse>@<time or position>`): how many replayed past catalogs are kept in memory.
     as_of_cache_size: Annotated[int, msgspec.Meta(ge=1)] = 4
     # Also record allowed reads in the access audit log: loadTable, loadView (builtin authorizer), S3 sign requests.

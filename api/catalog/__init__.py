@@ -21,6 +21,7 @@ def catalog_router(idempotency_key_lifetime: timedelta) -> Router:
     from api.catalog.credentials import load_credentials  # noqa: PLC0415
     from api.catalog.events import query_events  # noqa: PLC0415
     from api.catalog.namespaces import NamespacesController  # noqa: PLC0415
+    from api.catalog.planning import PLANNING_ROUTES  # noqa: PLC0415
     from api.catalog.sign import SIGN_ROUTES  # noqa: PLC0415
     from api.catalog.tables import TablesController, commit_transaction, rename_table  # noqa: PLC0415
     from api.catalog.views import ViewsController, rename_view  # noqa: PLC0415
@@ -39,6 +40,7 @@ def catalog_router(idempotency_key_lifetime: timedelta) -> Router:
             rename_view,
             query_events,
             *SIGN_ROUTES,
+            *PLANNING_ROUTES,
         ],
         middleware=[IdempotencyMiddleware(idempotency_key_lifetime)],
         opt=preflight(server_operator),

@@ -45,9 +45,11 @@ async def get_config(
     if as_of is not None:  # `<name>@<time or position>`: the catalog as of then, read-only
         prefix = f"{row.id}@{await resolve_as_of(conn, as_of)}"
         endpoints = [endpoint for endpoint in IMPLEMENTED_ENDPOINTS if is_read(endpoint)]
+    # `server` as an override: clients MUST plan here (pyiceberg 0.12 reads it from the catalog's properties).
+    planning = settings.scan_planning.mode
     return CatalogConfig(
         defaults={"prefix": prefix},
-        overrides={},
+        overrides={"scan-planning-mode": "server"} if planning == "server" else {},
         endpoints=endpoints,
         idempotency_key_lifetime=iso_duration(settings.idempotency_key_lifetime),
     )
