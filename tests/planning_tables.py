@@ -62,12 +62,18 @@ def position_delete_file(table: Table, data_file: str, positions: Sequence[int])
     )
 
 
-def commit_manifests(table: Table, data_manifests: list[ManifestFile], delete_files: Sequence[DataFile] = ()) -> None:
+def commit_manifests(
+    table: Table,
+    data_manifests: list[ManifestFile],
+    delete_files: Sequence[DataFile] = (),
+    *,
+    snapshot_id: int | None = None,
+) -> None:
     """A new snapshot of the table's current manifests plus `data_manifests` and a delete manifest of
     `delete_files`, committed through the catalog (an `overwrite` when it deletes, else an `append`)."""
     metadata = table.metadata
     parent = metadata.current_snapshot()
-    snapshot_id = _snapshot_id()
+    snapshot_id = snapshot_id if snapshot_id is not None else new_snapshot_id()
     sequence_number = metadata.next_sequence_number()
     manifests = [*(parent.manifests(table.io) if parent else []), *data_manifests]
     if delete_files:
@@ -151,7 +157,7 @@ def _manifest_path(table: Table) -> str:
     return f"{table.location()}/metadata/{uuid.uuid4()}-m0.avro"
 
 
-def _snapshot_id() -> int:
+def new_snapshot_id() -> int:
     return uuid.uuid4().int & ((1 << 63) - 1)
 
 
