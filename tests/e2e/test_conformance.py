@@ -7,7 +7,8 @@ with a fixed seed. What is excluded, and why:
 - Spec quirk (iceberg-rest.md §12): 18 responses declare the bare `ErrorModel` instead of the wrapped
   `IcebergErrorResponse` every client parses; the test runs against a copy of the spec, made at test
   time, in which those references point to `IcebergErrorResponse`.
-- Operations not implemented here (and not advertised in /config for this warehouse): remote signing (signRequest) and vended credentials (loadCredentials), which belong to S3 storage;
+- Operations not served for this file warehouse: remote signing (signRequest) and vended credentials
+  (loadCredentials), which belong to S3 storage;
   the deprecated OAuth token endpoint (`--exclude-deprecated`).
 - Checks beyond the two required ones plus content type: `positive_data_acceptance` and
   `status_code_conformance` flag semantic refusals the spec cannot express (a location without a

@@ -4,9 +4,11 @@ v2 with position deletes, v3; the plan's files are the same set; random filters 
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -273,3 +275,53 @@ def test_planning_endpoints_are_advertised_and_unknown_plans_answer_404(
         assert bad_filter.status_code == 400, bad_filter.text
         unknown = http.post(f"{base}/plan", json={"select": ["nope"]})
         assert unknown.status_code == 400, unknown.text
+
+
+@pytest.fixture
+def async_server(pg_dsn: str, tmp_path: Path) -> Iterator[RunningCatalog]:
+    """A server that answers every uncached plan `submitted` (no wait) and pages 2 tasks at a time."""
+    env = {
+        **os.environ,
+        "CATALOG_ES__PG_DSN": pg_dsn,
+        "CATALOG_ES__SCAN_PLANNING__SYNC_SECONDS": "0",
+        "CATALOG_ES__SCAN_PLANNING__PAGE_SIZE": "2",
+    }
+    running = start_catalog(tmp_path / "data", env)
+    yield running
+    stop_catalog(running)
+
+
+def test_large_plan_is_submitted_then_polled_and_paged_with_plan_tasks(async_server: RunningCatalog) -> None:
+    local = load_catalog("local", type="rest", uri=async_server.catalog_uri, warehouse="demo")
+    local.create_namespace("plans")
+    table = local.create_table("plans.paged", schema=SCHEMA, partition_spec=SPEC)
+    table.append(batch(0, 40))
+    local.create_table("plans.other", schema=SCHEMA)
+    expected = {task.file.file_path for task in table.scan(row_filter=LessThan("id", 30)).plan_files()}
+    assert len(expected) > 4
+    with httpx.Client(base_url=f"{async_server.catalog_uri}/v1/", timeout=30) as http:
+        prefix = http.get("config", params={"warehouse": "demo"}).json()["defaults"]["prefix"]
+        base = f"{prefix}/namespaces/plans/tables/paged"
+        request = {"filter": {"type": "lt", "term": "id", "value": 30}}
+        submitted = http.post(f"{base}/plan", json=request).json()
+        assert submitted["status"] == "submitted"
+        plan_id = submitted["plan-id"]
+        deadline = time.monotonic() + 30
+        while (polled := http.get(f"{base}/plan/{plan_id}").json())["status"] == "submitted":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert polled["status"] == "completed"
+        files = [task["data-file"]["file-path"] for task in polled["file-scan-tasks"]]
+        assert len(files) == 2
+        for plan_task in polled["plan-tasks"]:
+            page = http.post(f"{base}/tasks", json={"plan-task": plan_task})
+            assert page.status_code == 200, page.text
+            files.extend(task["data-file"]["file-path"] for task in page.json()["file-scan-tasks"])
+        assert sorted(files) == sorted(expected)
+        other = f"{prefix}/namespaces/plans/tables/other/tasks"
+        elsewhere = http.post(other, json={"plan-task": polled["plan-tasks"][0]})
+        assert elsewhere.status_code == 404  # a plan task of another table answers like no plan task
+        assert elsewhere.json()["error"]["type"] == "NoSuchPlanTaskException"
+        again = http.post(f"{base}/plan", json=request).json()  # cached now: completed at once
+        assert again["status"] == "completed"
+        assert len(again["plan-tasks"]) == len(polled["plan-tasks"])
