@@ -6,3 +6,4 @@ CREATE TABLE authz_read_policies (
     columns text[],                      -- NULL: every column
     PRIMARY KEY (table_id, principal)
 );
+CREATE INDEX authz_read_policies_principal ON authz_read_policies (principal);  -- /config, loadTable: any policy here?
