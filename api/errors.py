@@ -82,6 +82,16 @@ def _domain_status(exc: errors.CatalogError) -> tuple[int, str]:
     return 400, "BadRequestException"
 
 
+def error_model(exc: BaseException) -> ErrorModel:
+    """The envelope's inner object for a failure reported inside a 200 answer (a failed scan plan): a client's
+    mistake as its status would say it; anything else a bare 500 whose details go to the log only."""
+    if isinstance(exc, errors.CatalogError):
+        status, type_name = _domain_status(exc)
+        return ErrorModel(message=str(exc), type=type_name, code=status)
+    _log.error("background work failed", exc_info=exc)
+    return ErrorModel(message="Internal error", type="InternalServerError", code=500)
+
+
 def handle_catalog_error(_: Request[Any, Any, Any], exc: errors.CatalogError) -> Response[IcebergErrorResponse]:
     status, type_name = _domain_status(exc)
     return error_response(status, type_name, str(exc))

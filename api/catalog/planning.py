@@ -21,6 +21,7 @@ from api.catalog.rules import on_warehouse_only
 from api.container import services
 from api.dependencies import RequestScope, parse_namespace
 from api.encoded_slash import decode_name
+from api.errors import error_model
 from catalog_es.errors import BadRequestError, NoSuchPlanIdError, NoSuchPlanTaskError, NoSuchTableError
 from catalog_es.planning.cache import PlanKey, PlanState
 from catalog_es.planning.planner import PlannedScan, plan_scan, resolve_snapshot
@@ -179,16 +180,14 @@ async def fetch_planning_result(
     state = planning.registry.find(plan_id, request_principal(request.scope).user_id, resolved.row.id)
     if state is None:
         raise NoSuchPlanIdError(f"Plan {plan_id!r} does not exist")
-    if state.cancelled or state.job.cancelled():
+    if state.job.cancelled():
         return _json(b'{"status":"cancelled"}')
     if not state.job.done():
         return _json(b'{"status":"submitted"}')
     error = state.job.exception()
-    if error is not None:
+    if error is not None:  # reported once, then the plan-id is spent
         planning.registry.remove(plan_id)
-        message = msgspec.json.encode(str(error)).decode()
-        failed = f'{{"status":"failed","error":{{"message":{message},"type":"{type(error).__name__}","code":500}}}}'
-        return _json(failed.encode())
+        return _json(msgspec.json.encode({"status": "failed", "error": error_model(error)}))
     credentials = await _storage_credentials(req, request, resolved, delegation)
     return _json(_completed(state.job.result(), state.key, None, credentials))
 

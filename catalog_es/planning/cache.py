@@ -6,7 +6,7 @@ import asyncio
 import secrets
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from catalog_es.planning.planner import PlannedScan
 
@@ -54,7 +54,6 @@ class PlanState:
     table_id: uuid.UUID
     key: PlanKey
     job: asyncio.Future[PlannedScan]
-    cancelled: bool = field(default=False)
 
 
 class PlanRegistry:
