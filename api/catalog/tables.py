@@ -81,6 +81,13 @@ async def _load(
     return row
 
 
+def _planned_only(config: dict[str, str]) -> dict[str, str]:
+    """A policed principal's table config: plan on the server, and no signing (the profile's flag says `true`
+    for S3 warehouses that sign, though no signer endpoint is named: say `false`, so no client tries)."""
+    flags = {"s3.remote-signing-enabled": "false"} if "s3.remote-signing-enabled" in config else {}
+    return {**config, **flags, "scan-planning-mode": "server"}
+
+
 class TablesController(Controller):
     path = "/{prefix:str}/namespaces/{namespace:str}"
 
@@ -184,7 +191,7 @@ class TablesController(Controller):
             await require_metadata_file(await req.ctx.storage(req.warehouse), location)  # no connection held
         access = await delegated(req, request, target, credentials_path(request))
         config = (
-            {**access.config, "scan-planning-mode": "server"}
+            _planned_only(access.config)
             if policy is not None
             else await table_config(request, req, access.config, ident, name)
         )

@@ -322,7 +322,8 @@ def test_principal_under_read_policy_gets_no_signer_and_plans_instead(
     loaded = bob_http.get(table_path, headers={"X-Iceberg-Access-Delegation": "vended-credentials,remote-signing"})
     assert loaded.status_code == 200, loaded.text
     assert loaded.json()["config"]["scan-planning-mode"] == "server"
-    assert "s3.remote-signing-enabled" not in loaded.json()["config"]
+    assert loaded.json()["config"]["s3.remote-signing-enabled"] == "false"
+    assert not any(key.endswith(("signer.uri", "signer.endpoint")) for key in loaded.json()["config"])
     assert not loaded.json().get("storage-credentials")
     data_file = next(task.file.file_path for task in orders.scan().plan_files())
     object_uri = f"{iam_s3.endpoint}/{bucket}/{data_file.removeprefix(f's3://{bucket}/')}"
