@@ -49,6 +49,7 @@ from catalog_es.privileges import SERVER_OBJECT_ID, role_principal, user_princip
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from catalog_es.store.migrations import Migration, packaged_sql
+from projections.topics import dispatched
 
 PERMISSION_TABLES = (
     "authz_users",
@@ -335,3 +336,7 @@ PERMISSION_MIGRATIONS = (
     Migration("0701_permissions_read_model", packaged_sql("projections.permissions", "permissions.sql")),
     Migration("0702_read_policies", packaged_sql("projections.permissions", "read_policies.sql")),
 )
+
+
+# What this projector takes from the log: the events it has a function for (its fallback does nothing).
+PERMISSION_TOPICS = dispatched(_apply)
