@@ -49,20 +49,15 @@ class EventsApiSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
 
 
 class ScanPlanningSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Server-side scan planning (`CATALOG_ES__SCAN_PLANNING__*`).
+    """Server-side scan planning (`CATALOG_ES__SCAN_PLANNING__*`, issue 33; api/README.md, scan planning)."""
 
-    `mode`: the `scan-planning-mode` advertised for every warehouse (`client`: clients may plan themselves,
-    `server`: clients must plan here); a warehouse or table property `scan-planning-mode` overrides it.
-    `sync_seconds`: how long planTableScan waits for a plan before it answers "submitted" with a plan-id
-    (pyiceberg 0.12 cannot poll, so the default is generous). `page_size`: file scan tasks per page (the first
-    answer carries the first page, plan tasks the rest). `cache_mib`: finished plans kept in memory.
-    """
-
+    # `scan-planning-mode` in /config overrides and loadTable config: `server` makes clients plan here
     mode: Literal["client", "server"] = "client"
+    # how long planTableScan waits for a plan before it answers `submitted` (pyiceberg 0.12 cannot poll)
     sync_seconds: Annotated[float, msgspec.Meta(ge=0)] = 30.0
-    page_size: Annotated[int, msgspec.Meta(ge=1)] = 1000
-    cache_mib: Annotated[int, msgspec.Meta(ge=0)] = 256
-    max_plans: Annotated[int, msgspec.Meta(ge=1)] = 1000
+    page_size: Annotated[int, msgspec.Meta(ge=1)] = 1000  # file scan tasks per page (plan tasks page the rest)
+    cache_mib: Annotated[int, msgspec.Meta(ge=0)] = 256  # memory for finished plans, per process (LRU)
+    max_plans: Annotated[int, msgspec.Meta(ge=1)] = 1000  # plan-ids kept per process, the oldest forgotten first
 
 
 class UiSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
