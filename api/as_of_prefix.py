@@ -41,12 +41,16 @@ async def resolve_as_of(conn: Connection, suffix: str) -> int:
     return await position_at(conn, at)
 
 
+# POSTs that read: metrics reports, and scan planning (a plan of a past snapshot is as read-only as loading it).
+_READ_POSTS = ("/metrics", "/plan", "/tasks")
+
+
 def is_read(endpoint: str) -> bool:
     """An advertised endpoint (`GET /v1/...`) served under an as-of prefix: reads, and metrics reports (kept
     outside the log; engines send them after scans)."""
-    return endpoint.startswith(("GET ", "HEAD ")) or endpoint.endswith("/metrics")
+    return endpoint.startswith(("GET ", "HEAD ")) or endpoint.endswith(_READ_POSTS)
 
 
 def is_write(method: str, path: str) -> bool:
     """Refused under an as-of prefix: everything but reads and metrics reports."""
-    return method not in ("GET", "HEAD") and not path.endswith("/metrics")
+    return method not in ("GET", "HEAD") and not path.endswith(_READ_POSTS)

@@ -13,6 +13,7 @@ from api.maintenance.job import JobRunner, maintenance_handler
 from api.maintenance.scheduling import schedule_due
 from api.settings import Settings
 from catalog_es.clock import RandomIds, SystemClock
+from catalog_es.planning.service import ScanPlanning
 from catalog_es.storage.file_roots import FileStorageRoots
 from catalog_es.storage.vendor import CredentialVendor
 from catalog_es.store.database import Pool, open_pool
@@ -47,6 +48,18 @@ class Services:
     relay_metrics: RelayMetrics | None = None
     as_of: AsOfCache = field(default_factory=lambda: AsOfCache(4))  # replayed past catalogs (as-of prefixes)
     vendor: CredentialVendor = field(default_factory=CredentialVendor)  # vended S3 credentials and their cache
+    planning: ScanPlanning = field(default_factory=lambda: scan_planning(Settings()))  # plans, their cache and ids
+
+
+def scan_planning(settings: Settings) -> ScanPlanning:
+    """The process's scan planner with its bounded plan cache (`CATALOG_ES__SCAN_PLANNING__*`)."""
+    config = settings.scan_planning
+    return ScanPlanning(
+        cache_bytes=config.cache_mib * 1024 * 1024,
+        max_plans=config.max_plans,
+        page_size=config.page_size,
+        sync_seconds=config.sync_seconds,
+    )
 
 
 def secret_store(settings: Settings) -> SecretStore | None:
@@ -120,6 +133,7 @@ async def open_services(
             relay_metrics=relay_metrics,
             as_of=AsOfCache(settings.as_of_cache_size),
             vendor=CredentialVendor(),
+            planning=scan_planning(settings),
         )
     finally:
         await pool.close()

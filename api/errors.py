@@ -62,6 +62,9 @@ _DOMAIN: dict[type[errors.CatalogError], tuple[int, str]] = {
     errors.NoSuchPolicyError: (404, "NoSuchPolicyException"),
     errors.NoSuchTaskError: (404, "NoSuchTaskException"),
     errors.TaskFinishedError: (409, "TaskFinishedException"),
+    errors.NoSuchPlanIdError: (404, "NoSuchPlanIdException"),
+    errors.NoSuchPlanTaskError: (404, "NoSuchPlanTaskException"),
+    errors.UnsupportedOperationError: (406, "UnsupportedOperationException"),
 }
 
 _HTTP_TYPES = {
@@ -91,6 +94,16 @@ def _domain_status(exc: errors.CatalogError) -> tuple[int, str]:
         if cls in _DOMAIN:
             return _DOMAIN[cls]
     return 400, "BadRequestException"
+
+
+def error_model(exc: BaseException) -> ErrorModel:
+    """The envelope's inner object for a failure reported inside a 200 answer (a failed scan plan): a client's
+    mistake as its status would say it; anything else a bare 500 whose details go to the log only."""
+    if isinstance(exc, errors.CatalogError):
+        status, type_name = _domain_status(exc)
+        return ErrorModel(message=str(exc), type=type_name, code=status)
+    _log.error("background work failed", exc_info=exc)
+    return ErrorModel(message="Internal error", type="InternalServerError", code=500)
 
 
 def handle_catalog_error(_: Request[Any, Any, Any], exc: errors.CatalogError) -> Response[IcebergErrorResponse]:

@@ -48,6 +48,18 @@ class EventsApiSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
     retained_from_position: Annotated[int, msgspec.Meta(ge=0)] = 0  # a continuation token below it gets 410 (0: never)
 
 
+class ScanPlanningSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Server-side scan planning (`CATALOG_ES__SCAN_PLANNING__*`, issue 33; api/README.md, scan planning)."""
+
+    # `scan-planning-mode` in /config overrides and loadTable config: `server` makes clients plan here
+    mode: Literal["client", "server"] = "client"
+    # how long planTableScan waits for a plan before it answers `submitted` (pyiceberg 0.12 cannot poll)
+    sync_seconds: Annotated[float, msgspec.Meta(ge=0)] = 30.0
+    page_size: Annotated[int, msgspec.Meta(ge=1)] = 1000  # file scan tasks per page (plan tasks page the rest)
+    cache_mib: Annotated[int, msgspec.Meta(ge=0)] = 256  # memory for finished plans, per process (LRU)
+    max_plans: Annotated[int, msgspec.Meta(ge=1)] = 1000  # plan-ids kept per process, the oldest forgotten first
+
+
 class UiSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The web console at /ui (`CATALOG_ES__UI__*`); with OIDC on it logs in as `client_id`.
 
@@ -148,6 +160,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     enable_gcp_system_credentials: bool = False  # see `enable_aws_system_credentials`
     metrics: MetricsSettings = MetricsSettings()
     events_api: EventsApiSettings = EventsApiSettings()
+    scan_planning: ScanPlanningSettings = ScanPlanningSettings()
     # As-of prefixes (`<warehouse>@<time or position>`): how many replayed past catalogs are kept in memory.
     as_of_cache_size: Annotated[int, msgspec.Meta(ge=1)] = 4
     # Also record allowed reads in the access audit log: loadTable, loadView (builtin authorizer), S3 sign requests.

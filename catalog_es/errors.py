@@ -117,3 +117,15 @@ class NoSuchTaskError(CatalogError):
 
 class TaskFinishedError(CatalogError):
     """The task already succeeded, failed for good or was cancelled: it can no longer be changed."""
+
+
+class NoSuchPlanIdError(CatalogError):
+    """No scan plan by that id for this table and caller (another caller's or table's plan answers the same)."""
+
+
+class NoSuchPlanTaskError(CatalogError):
+    """The plan task is not one this catalog handed out for this table."""
+
+
+class UnsupportedOperationError(CatalogError):
+    """The request is valid but this catalog does not do it (the spec's 406)."""

@@ -12,6 +12,7 @@ from api.catalog.credentials import load_credentials
 from api.catalog.events import query_events
 from api.catalog.namespaces import NamespacesController
 from api.catalog.path import PATH
+from api.catalog.planning import PLANNING_ROUTES
 from api.catalog.sign import SIGN_ROUTES
 from api.catalog.tables import TablesController, commit_transaction, rename_table
 from api.catalog.views import ViewsController, rename_view
@@ -33,6 +34,7 @@ def catalog_router(idempotency_key_lifetime: timedelta) -> Router:
             rename_view,
             query_events,
             *SIGN_ROUTES,
+            *PLANNING_ROUTES,
         ],
         middleware=[IdempotencyMiddleware(idempotency_key_lifetime)],
         opt=preflight(server_operator),

@@ -21,6 +21,7 @@ from api.settings import Settings
 from catalog_es.errors import BadRequestError, NoSuchWarehouseError
 from catalog_es.state import require_active
 from catalog_es.store.database import Connection
+from projections.permissions.read_policies import has_read_policy_in
 
 
 @get("/config", opt=requires(configured_warehouse))
@@ -45,9 +46,15 @@ async def get_config(
     if as_of is not None:  # `<name>@<time or position>`: the catalog as of then, read-only
         prefix = f"{row.id}@{await resolve_as_of(conn, as_of)}"
         endpoints = [endpoint for endpoint in IMPLEMENTED_ENDPOINTS if is_read(endpoint)]
+    # `server` as an override: clients MUST plan here (pyiceberg 0.12 reads it from the catalog's properties).
+    # So is a principal under a read policy on any table of the warehouse: its reads are planned here.
+    planning = settings.scan_planning.mode
+    authz, principal = services(state).authorizer, req.principal
+    if authz.enabled and await has_read_policy_in(conn, row.id, principal.user_id, principal.roles):
+        planning = "server"
     return CatalogConfig(
         defaults={"prefix": prefix},
-        overrides={},
+        overrides={"scan-planning-mode": "server"} if planning == "server" else {},
         endpoints=endpoints,
         idempotency_key_lifetime=iso_duration(settings.idempotency_key_lifetime),
     )

@@ -152,3 +152,9 @@ async def metrics_warehouse(check: Check, params: dict[str, Any], _: ASGIConnect
 
 class _Requirements(msgspec.Struct):
     requirements: list[dict[str, Any]] = []
+
+
+async def on_warehouse_only(check: Check, params: dict[str, Any], _: ASGIConnection[Any, Any, Any, Any]) -> None:
+    """Scan planning: the warehouse here; the handler resolves the table once and decides `select` on that row
+    (missing and hidden answer alike), so the check and the plan are about the same table."""
+    await check.warehouse(params["prefix"])

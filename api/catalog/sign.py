@@ -30,6 +30,7 @@ from catalog_es.state import TabularRow, WarehouseRow, require_active
 from catalog_es.storage.signing import RequestSigner, Scope, SignRequest
 from catalog_es.store.database import Connection
 from projections.catalog.sign_lookup import table_at, table_by_id
+from projections.permissions.read_policies import read_policy_for
 
 _NOT_SIGNED: Final = "This request cannot be signed: no table the caller may {} holds these objects"
 _SIGN_OPT: Final = {**requires(in_handler), NOT_IDEMPOTENT: True}
@@ -122,8 +123,12 @@ async def _signed(
     async with app.ctx.store.connection() as conn:
         table, signer, scope = await _resolve(conn, app, target, wanted)
         verb = "read" if scope.privilege == "select" else "write"
-        if not await app.authorizer.allowed(conn, request_principal(request.scope), table.id, scope.privilege):
+        principal = request_principal(request.scope)
+        if not await app.authorizer.allowed(conn, principal, table.id, scope.privilege):
             raise ForbiddenError(_NOT_SIGNED.format(verb))
+        # Under a read policy the table's objects are read through plans only: a signature reads a whole file.
+        if app.authorizer.enabled and await read_policy_for(conn, table.id, principal.user_id, principal.roles):
+            raise ForbiddenError("A read policy applies to this principal on this table: plan the scan instead")
     if not signer.covers(scope, table.location):
         raise ForbiddenError("The request names an object outside the table's location")
     return RemoteSignResult(uri=data.uri, headers=signer.sign(wanted, scope)), table.id, scope

@@ -68,6 +68,7 @@ from commands.tabular_lifecycle import (
 )
 from commands.tabulars import require_metadata_file
 from projections.catalog.queries import CatalogReadModel
+from projections.permissions.read_policies import has_read_policy_in, read_policy_for
 
 
 async def _load(
@@ -78,6 +79,13 @@ async def _load(
     if row is None:
         raise NoSuchTableError(f"Table does not exist: {ident}.{table}")
     return row
+
+
+def _planned_only(config: dict[str, str]) -> dict[str, str]:
+    """A policed principal's table config: plan on the server, and no signing (the profile's flag says `true`
+    for S3 warehouses that sign, though no signer endpoint is named: say `false`, so no client tries)."""
+    flags = {"s3.remote-signing-enabled": "false"} if "s3.remote-signing-enabled" in config else {}
+    return {**config, **flags, "scan-planning-mode": "server"}
 
 
 class TablesController(Controller):
@@ -154,8 +162,13 @@ class TablesController(Controller):
         ident, name = parse_namespace(namespace), decode_name(table)
         profile = await vending_backend(req, delegation)
         row: TabularRow | None = None
+        authz, principal = services(request.app.state).authorizer, req.principal
         async with req.ctx.store.connection() as conn:
-            if snapshots == "all" and profile is None:  # the common case: the stored document is sent as it is
+            # A principal under a read policy on some table here takes the row path, to learn whether it is this one.
+            policed = authz.enabled and await has_read_policy_in(
+                conn, req.warehouse.id, principal.user_id, principal.roles
+            )
+            if snapshots == "all" and profile is None and not policed:  # common: the stored document as it is
                 found = await req.read_model.table_document(conn, req.warehouse.id, ident, name)
                 if found is None:
                     raise NoSuchTableError(f"Table does not exist: {ident}.{table}")
@@ -168,14 +181,26 @@ class TablesController(Controller):
             tag = etag(location, snapshots)
             if if_none_match is not None and tag in (part.strip() for part in if_none_match.split(",")):
                 return Response(None, status_code=304, headers={"ETag": tag})
-            target = await vending_target(req, request, conn, row, profile)
+            policy = None
+            if policed and row is not None:
+                policy = await read_policy_for(conn, row.id, principal.user_id, principal.roles)
+            # Under a policy nothing grants storage access to the whole table (no vended credential, no signer):
+            # the principal reads what plans hand out.
+            target = None if policy is not None else await vending_target(req, request, conn, row, profile)
         if req.as_of is None:  # a past catalog is the log's record: its old metadata files may be gone by design
             await require_metadata_file(await req.ctx.storage(req.warehouse), location)  # no connection held
         access = await delegated(req, request, target, credentials_path(request))
+        config = (
+            _planned_only(access.config)
+            if policy is not None
+            else await table_config(request, req, access.config, ident, name)
+        )
+        if policy is None and req.settings.scan_planning.mode == "server":
+            config = {**config, "scan-planning-mode": "server"}
         result = LoadTableDocument(
             metadata=metadata,
             metadata_location=location,
-            config=await table_config(request, req, access.config, ident, name),
+            config=config,
             storage_credentials=access.storage_credentials,
         )
         return Response(result, headers={"ETag": tag})

@@ -13,6 +13,7 @@ from api.management.maintenance import MAINTENANCE_ROUTES
 from api.management.permissions import PermissionsController
 from api.management.projects import PROJECT_ROUTES
 from api.management.protection import ProtectionController
+from api.management.read_policies import ReadPoliciesController
 from api.management.roles import RolesController
 from api.management.search import search_warehouse
 from api.management.search_tabular import search_tabular
@@ -46,6 +47,7 @@ def management_router() -> Router:
             whoami,
             RolesController,
             PermissionsController,
+            ReadPoliciesController,
             AuditController,
             access_log,
         ],

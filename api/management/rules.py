@@ -96,3 +96,8 @@ def storage_by_operator(
             raise NotAuthorizedError(f"Only a server admin or operator may {what}")
 
     return checked
+
+
+# Read policies (issue 33) restrict what a grant lets a principal read: setting, removing and listing them is
+# granting, so it needs `manage_grants` on the table (its owner unless managed access, security/project admins).
+read_policy_manager: Rule = on_object_in_warehouse("table", "manage_grants")

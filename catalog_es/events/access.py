@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Literal
+from typing import Any, Literal
 
 from catalog_es.events.base import Event
 
@@ -118,6 +118,31 @@ class ManagedAccessSet(AccessEvent, frozen=True, kw_only=True):
         return self.object_id
 
 
+class ReadPolicyEvent(AccessEvent, frozen=True, kw_only=True):
+    """A read policy of one principal (`user:<id>` or `role:<uuid>`) on one table (issue 33); the table's acl stream."""
+
+    stream_kind = "acl"
+    table_id: uuid.UUID
+    principal: str
+
+    @property
+    def entity_id(self) -> uuid.UUID:
+        return self.table_id
+
+
+class ReadPolicySet(ReadPolicyEvent, frozen=True, kw_only=True):
+    """Planning for the principal reads only rows matching `row_filter` (the spec's JSON expression; None: all)
+    and only the `columns` named (None: all); it replaces the principal's previous policy on the table."""
+
+    type_name = "io.catalog-es.read-policy.set.v1"
+    row_filter: Any = None
+    columns: list[str] | None = None
+
+
+class ReadPolicyRemoved(ReadPolicyEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.read-policy.removed.v1"
+
+
 ACCESS_EVENTS: tuple[type[Event], ...] = (
     UserCreated,
     UserUpdated,
@@ -128,4 +153,6 @@ ACCESS_EVENTS: tuple[type[Event], ...] = (
     PrivilegeGranted,
     PrivilegeRevoked,
     ManagedAccessSet,
+    ReadPolicySet,
+    ReadPolicyRemoved,
 )

@@ -10,6 +10,8 @@ import uuid
 from collections.abc import Sequence
 from functools import singledispatch
 
+from psycopg.types.json import Jsonb
+
 from catalog_es.events import (
     Event,
     NamespaceCreated,
@@ -32,6 +34,8 @@ from catalog_es.events.access import (
     ManagedAccessSet,
     PrivilegeGranted,
     PrivilegeRevoked,
+    ReadPolicyRemoved,
+    ReadPolicySet,
     RoleCreated,
     RoleDeleted,
     RoleUpdated,
@@ -54,6 +58,7 @@ PERMISSION_TABLES = (
     "authz_managed_access",
     "authz_grants",
     "authz_principals",
+    "authz_read_policies",
 )
 # Actors that are not users: nobody becomes owner through them.
 _NOT_USERS = frozenset({"anonymous", "system"})
@@ -117,6 +122,7 @@ async def _own(conn: Connection, object_id: uuid.UUID, recorded: RecordedEvent, 
 async def _remove_object(conn: Connection, object_id: uuid.UUID) -> None:
     """An object and its grants (descendants are gone already: containers must be empty to be dropped)."""
     await conn.execute("DELETE FROM authz_grants WHERE object_id = %s", (object_id,))
+    await conn.execute("DELETE FROM authz_read_policies WHERE table_id = %s", (object_id,))
     await conn.execute("DELETE FROM authz_managed_access WHERE id = %s", (object_id,))
     await conn.execute("DELETE FROM authz_objects WHERE id = %s", (object_id,))
 
@@ -243,6 +249,7 @@ async def _(event: UserUpdated, conn: Connection, recorded: RecordedEvent) -> No
 async def _(event: UserDeleted, conn: Connection, recorded: RecordedEvent) -> None:
     await conn.execute("DELETE FROM authz_users WHERE id = %s", (event.user_id,))
     await conn.execute("DELETE FROM authz_grants WHERE principal = %s", (user_principal(event.user_id),))
+    await conn.execute("DELETE FROM authz_read_policies WHERE principal = %s", (user_principal(event.user_id),))
     await conn.execute("DELETE FROM authz_principals WHERE member = %s", (user_principal(event.user_id),))
 
 
@@ -269,6 +276,7 @@ async def _(event: RoleUpdated, conn: Connection, recorded: RecordedEvent) -> No
 async def _(event: RoleDeleted, conn: Connection, recorded: RecordedEvent) -> None:
     await conn.execute("DELETE FROM authz_roles WHERE id = %s", (event.role_id,))
     await conn.execute("DELETE FROM authz_grants WHERE principal = %s", (role_principal(event.role_id),))
+    await conn.execute("DELETE FROM authz_read_policies WHERE principal = %s", (role_principal(event.role_id),))
     await _remove_object(conn, event.role_id)
     await _recompute_closure(conn)
 
@@ -308,8 +316,25 @@ async def _(event: ManagedAccessSet, conn: Connection, recorded: RecordedEvent) 
     )
 
 
+@_apply.register
+async def _(event: ReadPolicySet, conn: Connection, recorded: RecordedEvent) -> None:
+    await conn.execute(
+        "INSERT INTO authz_read_policies (table_id, principal, row_filter, columns) VALUES (%s, %s, %s, %s)"
+        " ON CONFLICT (table_id, principal) DO UPDATE SET row_filter = EXCLUDED.row_filter, columns = EXCLUDED.columns",
+        (event.table_id, event.principal, None if event.row_filter is None else Jsonb(event.row_filter), event.columns),
+    )
+
+
+@_apply.register
+async def _(event: ReadPolicyRemoved, conn: Connection, recorded: RecordedEvent) -> None:
+    await conn.execute(
+        "DELETE FROM authz_read_policies WHERE table_id = %s AND principal = %s", (event.table_id, event.principal)
+    )
+
+
 PERMISSION_MIGRATIONS = (
     Migration("0701_permissions_read_model", packaged_sql("projections.permissions", "permissions.sql")),
+    Migration("0702_read_policies", packaged_sql("projections.permissions", "read_policies.sql")),
 )
 
 

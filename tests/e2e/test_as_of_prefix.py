@@ -46,6 +46,12 @@ def test_a_warehouse_at_a_past_time_lists_and_loads_what_was_there_and_refuses_w
     past = _catalog(catalog, f"demo@{before}")
     assert sorted(past.list_tables("sales")) == [("sales", "old"), ("sales", "orders")]
     assert sorted(past.load_table("sales.orders").scan().to_arrow()["id"].to_pylist()) == [1, 2]
+    planned = load_catalog(
+        "planned", type="rest", uri=catalog.catalog_uri, warehouse=f"demo@{before}", **{"scan-planning-mode": "server"}
+    )
+    orders_then = planned.load_table("sales.orders")
+    assert orders_then.scan()._should_use_server_side_planning()  # the past is planned on the server too
+    assert sorted(orders_then.scan().to_arrow()["id"].to_pylist()) == [1, 2]
     with pytest.raises(NoSuchTableError):
         past.load_table("sales.new")
     with pytest.raises(NotImplementedError):  # writes are not advertised, so pyiceberg does not even try
@@ -55,7 +61,9 @@ def test_a_warehouse_at_a_past_time_lists_and_loads_what_was_there_and_refuses_w
     config = httpx.get(f"{catalog.catalog_uri}/v1/config", params={"warehouse": f"demo@{before}"}).json()
     prefix = config["defaults"]["prefix"]
     warehouse_id, position = prefix.split("@")
-    assert all(e.startswith(("GET ", "HEAD ")) or e.endswith("/metrics") for e in config["endpoints"])
+    reads = ("/metrics", "/plan", "/tasks")  # POSTs that read: metrics reports and scan planning
+    assert all(e.startswith(("GET ", "HEAD ")) or e.endswith(reads) for e in config["endpoints"])
+    assert "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan" in config["endpoints"]
     same = _catalog(catalog, f"demo@{position}")  # a position names the same past
     assert sorted(same.list_tables("sales")) == [("sales", "old"), ("sales", "orders")]
     # A client that writes anyway is refused, whatever the write.

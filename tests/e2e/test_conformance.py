@@ -7,9 +7,8 @@ with a fixed seed. What is excluded, and why:
 - Spec quirk (iceberg-rest.md §12): 18 responses declare the bare `ErrorModel` instead of the wrapped
   `IcebergErrorResponse` every client parses; the test runs against a copy of the spec, made at test
   time, in which those references point to `IcebergErrorResponse`.
-- Operations not implemented (and not advertised in /config): server-side scan planning
-  (planTableScan, fetchPlanningResult, cancelPlanning, fetchScanTasks; Lakekeeper has none either),
-  remote signing (signRequest) and vended credentials (loadCredentials), which belong to S3 storage;
+- Operations not served for this file warehouse: remote signing (signRequest) and vended credentials
+  (loadCredentials), which belong to S3 storage;
   the deprecated OAuth token endpoint (`--exclude-deprecated`).
 - Checks beyond the two required ones plus content type: `positive_data_acceptance` and
   `status_code_conformance` flag semantic refusals the spec cannot express (a location without a
@@ -36,10 +35,6 @@ pytestmark = pytest.mark.e2e
 SPEC = Path(__file__).resolve().parent / "openapi" / "rest-catalog-open-api-1.11.0.yaml"
 EXAMPLES_PER_OPERATION = 50
 NOT_IMPLEMENTED = (
-    "planTableScan",
-    "fetchPlanningResult",
-    "cancelPlanning",
-    "fetchScanTasks",
     "signRequest",
     "loadCredentials",
 )

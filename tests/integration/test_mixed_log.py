@@ -206,7 +206,12 @@ def test_a_mixed_log_rebuilds_verifies_and_serves_as_of_when_old_commits_are_fol
     live, rebuilt = asyncio.run(scenario())
     assert rebuilt == live
     with psycopg.connect(migrated_dsn) as conn:
-        types = [row[0] for row in conn.execute("SELECT type FROM catalog_events WHERE type LIKE '%.committed.%'")]
+        types = [
+            row[0]
+            for row in conn.execute(
+                "SELECT type FROM catalog_events WHERE type LIKE '%.committed.%' ORDER BY global_position"
+            )
+        ]
     assert types.count(V1_TYPE) == 4
     assert types[-10:-3] == [TableCommitted.type_name] * 7  # new commits append the new version
     assert types[-3:] == [VIEW_V1_TYPE, ViewCommitted.type_name, ViewCommitted.type_name]

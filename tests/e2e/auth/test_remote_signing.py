@@ -23,6 +23,7 @@ from pyiceberg.exceptions import SignError
 
 from tests.e2e.auth.conftest import bootstrapped, catalog_server
 from tests.e2e.auth.openid_provider import OpenIdProvider
+from tests.e2e.auth.test_authorization import _table_id
 from tests.e2e.conftest import RunningCatalog, stop_catalog
 from tests.integration.s3_iam_server import IamS3
 from tests.integration.s3_server import REGION
@@ -298,3 +299,44 @@ def test_the_signer_signs_only_what_it_checked(
     assert alice_http.post(as_of_route, json=read).status_code == 403
     stored = s3.list_objects_v2(Bucket=bucket, Prefix=f"{my_prefix}/data/")["Contents"]
     assert [(item["Key"], item["Size"]) for item in stored] == [(f"{my_prefix}/data/stolen.parquet", 1)]
+
+
+def test_principal_under_read_policy_gets_no_signer_and_plans_instead(
+    signing: tuple[RunningCatalog, str, str], idp: OpenIdProvider, iam_s3: IamS3
+) -> None:
+    """Issue 33: a read policy on bob for the table takes away what reads the whole table (remote signing,
+    vended credentials); bob reads through plans, which refuse his hidden column."""
+    running, warehouse_id, bucket = signing
+    alice = _keyless_pyiceberg(running, idp, "alice")
+    alice.create_namespace("sales")
+    orders = alice.create_table("sales.orders", schema=ROWS.schema)
+    orders.append(ROWS)
+    table_id = _table_id(running, "orders")
+    admin = _management(running, idp, "admin")
+    policy = {"user": "oidc~bob", "row-filter": {"type": "lt", "term": "id", "value": 3}, "columns": ["id"]}
+    set_policy = admin.post(f"/permissions/warehouse/{warehouse_id}/table/{table_id}/read-policies", json=policy)
+    assert set_policy.status_code == 204, set_policy.text
+
+    bob_http = _rest(running, idp, "bob")
+    table_path = f"/v1/{warehouse_id}/namespaces/sales/tables/orders"
+    loaded = bob_http.get(table_path, headers={"X-Iceberg-Access-Delegation": "vended-credentials,remote-signing"})
+    assert loaded.status_code == 200, loaded.text
+    assert loaded.json()["config"]["scan-planning-mode"] == "server"
+    assert loaded.json()["config"]["s3.remote-signing-enabled"] == "false"
+    assert not any(key.endswith(("signer.uri", "signer.endpoint")) for key in loaded.json()["config"])
+    assert not loaded.json().get("storage-credentials")
+    data_file = next(task.file.file_path for task in orders.scan().plan_files())
+    object_uri = f"{iam_s3.endpoint}/{bucket}/{data_file.removeprefix(f's3://{bucket}/')}"
+    refused = _sign(bob_http, f"v1/{warehouse_id}/namespaces/sales/tables/orders/sign", "GET", object_uri)
+    assert refused.status_code == 403
+    assert "read policy" in refused.json()["error"]["message"]
+    planned = bob_http.post(f"{table_path}/plan", json={"select": ["id"]})
+    assert planned.status_code == 200, planned.text
+    assert [task["data-file"]["file-path"] for task in planned.json()["file-scan-tasks"]] == [data_file]
+    assert bob_http.post(f"{table_path}/plan", json={"select": ["item"]}).status_code == 403
+    # Alice, under no policy, still signs.
+    alice_http = _rest(running, idp, "alice")
+    assert (
+        _sign(alice_http, f"v1/{warehouse_id}/namespaces/sales/tables/orders/sign", "GET", object_uri).status_code
+        == 200
+    )
