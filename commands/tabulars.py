@@ -325,10 +325,12 @@ async def metadata_files_written(
 
     On failure the directories the writes created (`metadata/`, a new table's location) go too when left
     empty, best effort. A crash between write and commit can still leave a metadata file no event names; it
-    lies inside the table's own location, where nothing reads it.
+    lies inside the table's own location, where nothing reads it. So the files also stay when the connection
+    was lost while committing: the events naming them may be in the log (`Transaction.may_have_committed`).
     """
     attempted: list[str] = []
     written: list[str] = []
+    tx: Transaction | None = None
     try:
         for location, document in files:
             attempted.append(location)
@@ -336,7 +338,9 @@ async def metadata_files_written(
             written.append(location)
         async with ctx.store.transaction(event_metadata, serialised=serialised) as tx:
             yield tx
-    except BaseException:
+    except BaseException as failure:
+        if tx is not None and tx.may_have_committed(failure):
+            raise  # the log may name these files now: deleting them would break the table (issue 29)
         for location in attempted:
             with suppress(Exception):
                 if location in written:

@@ -150,3 +150,46 @@ def test_health_recovers_within_seconds_of_postgresql_when_the_outage_was_long(
                 "the catalog stayed unavailable after PostgreSQL was back"
             )
             time.sleep(0.2)
+
+
+# A deferred constraint trigger runs at COMMIT: terminating its own backend there loses the connection while the
+# transaction commits, which the catalog cannot tell apart from a crash right after the commit record was durable.
+_DIE_AT_COMMIT = """
+CREATE FUNCTION test_die_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN PERFORM pg_terminate_backend(pg_backend_pid()); RETURN NULL; END $$;
+CREATE CONSTRAINT TRIGGER test_die_at_commit AFTER INSERT ON catalog_events
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION test_die_at_commit();
+"""
+
+
+def test_a_commit_whose_connection_is_lost_while_committing_keeps_its_metadata_file(
+    pg_dsn: str, tmp_path: Path
+) -> None:
+    """PostgreSQL crashing mid-commit left tables that answered every later load and commit with 404: the commit
+    had landed, but the catalog, seeing the connection fail, deleted the metadata file the event names. When the
+    outcome is unknown the files stay (an orphan at worst, inside the table's own location) and the client gets
+    503, which Iceberg clients treat as "commit state unknown"."""
+    catalog = start_catalog(tmp_path / "data", {**os.environ, "CATALOG_ES__PG_DSN": pg_dsn})
+    try:
+        with httpx.Client(base_url=catalog.base_url, timeout=OUTAGE_ANSWER_TIMEOUT) as http:
+            prefix = http.get("/catalog/v1/config", params={"warehouse": "demo"}).json()["defaults"]["prefix"]
+            base = f"/catalog/v1/{prefix}/namespaces"
+            assert http.post(base, json={"namespace": ["ns1"]}).status_code == 200
+            schema = {"type": "struct", "fields": [{"id": 1, "name": "a", "type": "int", "required": False}]}
+            created = http.post(f"{base}/ns1/tables", json={"name": "t1", "schema": schema})
+            assert created.status_code == 200
+            metadata_dir = Path(created.json()["metadata-location"].removeprefix("file://")).parent
+            table = f"{base}/ns1/tables/t1"
+            files_before = set(metadata_dir.glob("*.metadata.json"))
+
+            with psycopg.connect(pg_dsn, autocommit=True) as conn:
+                conn.execute(_DIE_AT_COMMIT)
+            _assert_unavailable(_set_property(http, table, "lost-at-commit"))
+            with psycopg.connect(pg_dsn, autocommit=True) as conn:
+                conn.execute("DROP TRIGGER test_die_at_commit ON catalog_events")
+
+            assert len(set(metadata_dir.glob("*.metadata.json")) - files_before) == 1
+            assert http.get(table).status_code == 200
+            assert _set_property(http, table, "after").status_code == 200
+    finally:
+        stop_catalog(catalog)
