@@ -218,7 +218,12 @@ async def claim_name_and_location(
         raise AlreadyExistsError(f"A table with uuid {table_id} already exists")
     require_inside_warehouse(location, warehouse.location, warehouse.alternative_schemes)
     if conflict == "location":
-        raise InvalidLocationError(f"Location {location} overlaps the location of another table")
+        raise InvalidLocationError(_location_taken(location))
+
+
+def _location_taken(location: str) -> str:
+    """Lakekeeper's wording first (its Spark tests look for it), then which location and why."""
+    return f"Location is already taken by another table or view: {location} overlaps the location of another table"
 
 
 async def claim_location(
@@ -227,7 +232,7 @@ async def claim_location(
     """Raises: InvalidLocationError, when outside the warehouse or overlapping another table."""
     require_inside_warehouse(location, warehouse.location, warehouse.alternative_schemes)
     if await ctx.state.location_taken(conn, warehouse.id, location, except_table=table_id):
-        raise InvalidLocationError(f"Location {location} overlaps the location of another table")
+        raise InvalidLocationError(_location_taken(location))
 
 
 async def claim_new_location(
