@@ -88,7 +88,11 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
             BodyCheckMiddleware(),
         ],
         # the log invalidates the cache; the endpoint counts go to the database every few seconds
-        lifespan=[lifespan, follow_warehouse_events(dsn), flushing(endpoint_statistics, 5.0)],
+        lifespan=[
+            lifespan,
+            follow_warehouse_events(dsn, settings.pg_pool_timeout_seconds),
+            flushing(endpoint_statistics, 5.0),
+        ],
         openapi_config=OpenAPIConfig(
             title="catalog-es",
             version=version("catalog-es"),

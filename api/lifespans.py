@@ -31,6 +31,9 @@ def in_background(
     return lifespan
 
 
-def follow_warehouse_events(dsn: str) -> Callable[[Litestar], AbstractAsyncContextManager[None]]:
-    """The log invalidates the app services' warehouse cache (an earlier lifespan step opens the services)."""
-    return in_background(lambda app: WarehouseInvalidation(dsn, app.state.services.warehouses).run())
+def follow_warehouse_events(dsn: str, wait_seconds: float) -> Callable[[Litestar], AbstractAsyncContextManager[None]]:
+    """The log invalidates the app services' warehouse cache (an earlier lifespan step opens the services); a request
+    waits at most `wait_seconds` for the cache's look at the log."""
+    return in_background(
+        lambda app: WarehouseInvalidation(dsn, app.state.services.warehouses, wait_seconds=wait_seconds).run()
+    )

@@ -18,7 +18,7 @@ from catalog_es.metadata.tables import decide_commit, next_metadata_location
 from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.storage.files import WarehouseStorage
 from catalog_es.storage.rebase_files import delete_manifest_lists, rebase_commit
-from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError
+from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError, Transaction
 from commands.context import CommandContext, off_loop
 from commands.metadata_cleanup import cleanup_task
 from commands.tabulars import TabularResult, metadata_written
@@ -97,6 +97,7 @@ async def _commit_rebased(
         if decided is None:
             return TabularResult(metadata_location=current.metadata_location, metadata=current.metadata)
         event = decided.event
+        tx: Transaction | None = None
         try:
             async with metadata_written(
                 ctx, storage, event.metadata_location, decided.document, change.metadata, serialised=False
@@ -108,8 +109,9 @@ async def _commit_rebased(
             await off_loop(delete_manifest_lists, storage, decided.manifest_lists)
             current = None
             continue
-        except BaseException:
-            await off_loop(delete_manifest_lists, storage, decided.manifest_lists)
+        except BaseException as error:
+            if tx is None or not tx.may_have_committed(error):  # else the committed metadata may name them
+                await off_loop(delete_manifest_lists, storage, decided.manifest_lists)
             raise
         return TabularResult(metadata_location=event.metadata_location, metadata=decided.document)
     raise CommitFailedError(f"Table {change.namespace}.{change.name} was changed concurrently")

@@ -218,7 +218,12 @@ async def claim_name_and_location(
         raise AlreadyExistsError(f"A table with uuid {table_id} already exists")
     require_inside_warehouse(location, warehouse.location, warehouse.alternative_schemes)
     if conflict == "location":
-        raise InvalidLocationError(f"Location {location} overlaps the location of another table")
+        raise InvalidLocationError(_location_taken(location))
+
+
+def _location_taken(location: str) -> str:
+    """Lakekeeper's wording first (its Spark tests look for it), then which location and why."""
+    return f"Location is already taken by another table or view: {location} overlaps the location of another table"
 
 
 async def claim_location(
@@ -227,7 +232,7 @@ async def claim_location(
     """Raises: InvalidLocationError, when outside the warehouse or overlapping another table."""
     require_inside_warehouse(location, warehouse.location, warehouse.alternative_schemes)
     if await ctx.state.location_taken(conn, warehouse.id, location, except_table=table_id):
-        raise InvalidLocationError(f"Location {location} overlaps the location of another table")
+        raise InvalidLocationError(_location_taken(location))
 
 
 async def claim_new_location(
@@ -325,10 +330,12 @@ async def metadata_files_written(
 
     On failure the directories the writes created (`metadata/`, a new table's location) go too when left
     empty, best effort. A crash between write and commit can still leave a metadata file no event names; it
-    lies inside the table's own location, where nothing reads it.
+    lies inside the table's own location, where nothing reads it. So the files also stay when the connection
+    was lost while committing: the events naming them may be in the log (`Transaction.may_have_committed`).
     """
     attempted: list[str] = []
     written: list[str] = []
+    tx: Transaction | None = None
     try:
         for location, document in files:
             attempted.append(location)
@@ -336,7 +343,9 @@ async def metadata_files_written(
             written.append(location)
         async with ctx.store.transaction(event_metadata, serialised=serialised) as tx:
             yield tx
-    except BaseException:
+    except BaseException as failure:
+        if tx is not None and tx.may_have_committed(failure):
+            raise  # the log may name these files now: deleting them would break the table (issue 29)
         for location in attempted:
             with suppress(Exception):
                 if location in written:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -11,7 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 import msgspec
-from psycopg import AsyncCursor, errors
+from psycopg import AsyncCursor, OperationalError, errors
 from psycopg.types.json import Jsonb
 
 from catalog_es.clock import Clock, IdSource
@@ -99,6 +100,21 @@ class Transaction:
         self._stream_versions: dict[str, int] = {}
         self.pending: list[tuple[Event, int]] = []
         self._documents: dict[int, Json] = {}  # index in `pending` -> the document its writer computed
+        self.committing = False  # the writer's part is done: appends, projections and COMMIT are on their way
+
+    def may_have_committed(self, failure: BaseException) -> bool:
+        """Whether this transaction's events may be in the log although `failure` ended it.
+
+        So when the connection was lost, or the request cancelled, while the appends and the COMMIT were under
+        way: the server may have committed before the answer got back (a crash right after the commit record is
+        durable). Whatever the events name, such as a metadata file, must then stay. An error the server reported
+        for a statement (a conflict, a serialization failure) rolled the transaction back.
+        """
+        if not self.committing:
+            return False
+        if isinstance(failure, asyncio.CancelledError):
+            return True
+        return isinstance(failure, OperationalError) and _connection_lost(failure.sqlstate)
 
     async def stream_version(self, stream_id: str) -> int:
         """The stream's current version, including what this transaction appended."""
@@ -235,6 +251,7 @@ class EventStore:
                 head = await conn.execute(_LOCK_COUNTER) if serialised else None
                 tx = Transaction(conn, head, self._ids.new_id(), self._clock.now())
                 yield tx
+                tx.committing = True
                 if not tx.pending:
                     return
                 recorded = await tx.flush(self._source, metadata, self._ids)
@@ -254,6 +271,11 @@ class EventStore:
     async def head(self) -> int:
         async with self.pool.connection() as conn:
             return await log_head(conn)
+
+
+def _connection_lost(sqlstate: str | None) -> bool:
+    """No answer (the socket closed), a connection exception (08) or the server shutting down (57)."""
+    return sqlstate is None or sqlstate.startswith(("08", "57"))
 
 
 async def log_head(conn: Connection) -> int:

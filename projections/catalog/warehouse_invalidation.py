@@ -5,7 +5,8 @@ once even while no request comes; a second one reads the log head and which ware
 last look. A request that would use a cached row first waits for one such look that started after it arrived
 (concurrent requests share one, so it costs one small query per burst, never a pooled connection): a change
 committed through any replica before the request is in force for it, whatever the notification's delay.
-While either connection is down the cache holds nothing (every request reads the database).
+While either connection is down the cache holds nothing (every request reads the database). A request waits for
+the look at most `wait_seconds` (the pool timeout): past it the database counts as unavailable (503).
 """
 
 from __future__ import annotations
@@ -33,8 +34,11 @@ _CHANGED = (
 class WarehouseInvalidation:
     """Follows the log for one `WarehouseCache` until cancelled (reconnecting after a loss)."""
 
-    def __init__(self, dsn: str, cache: WarehouseCache, *, retry_seconds: float = 1.0) -> None:
+    def __init__(
+        self, dsn: str, cache: WarehouseCache, *, wait_seconds: float = 30.0, retry_seconds: float = 1.0
+    ) -> None:
         self._dsn, self._cache, self._retry_seconds = dsn, cache, retry_seconds
+        self._wait_seconds = wait_seconds
         self._waiting: list[asyncio.Future[None]] = []
         self._wakeup = asyncio.Event()
 
@@ -50,11 +54,18 @@ class WarehouseInvalidation:
             await asyncio.sleep(self._retry_seconds)
 
     async def sync(self) -> None:
-        """Return once a look at the log that started after this call has dropped what changed."""
+        """Return once a look at the log that started after this call has dropped what changed.
+
+        Raises:
+            psycopg.OperationalError: no look finished within `wait_seconds` (the database hangs).
+        """
         waiter = asyncio.get_running_loop().create_future()
         self._waiting.append(waiter)
         self._wakeup.set()
-        await waiter
+        try:
+            await asyncio.wait_for(waiter, self._wait_seconds)
+        except TimeoutError:
+            raise psycopg.OperationalError("the look at the catalog log did not finish in time") from None
 
     async def _follow(self) -> None:
         async with (
@@ -71,10 +82,16 @@ class WarehouseInvalidation:
                     if listener.done():
                         listener.result()  # the listening connection failed: raise its error
                     batch, self._waiting = self._waiting, []
-                    head = await log_head(looking)
-                    if head > seen:
-                        self._cache.drop(await _changed_warehouses(looking, seen, head))
-                        seen = head
+                    try:
+                        head = await log_head(looking)
+                        if head > seen:
+                            self._cache.drop(await _changed_warehouses(looking, seen, head))
+                            seen = head
+                    except BaseException:
+                        # `run` releases them once the cache stopped trusting this follower (they once waited
+                        # forever: a request in flight when the database went down never answered).
+                        self._waiting = batch + self._waiting
+                        raise
                     for waiter in batch:
                         if not waiter.done():
                             waiter.set_result(None)

@@ -26,6 +26,7 @@ def test_create_table_says_location_overlaps_another_table_when_equal_or_nested(
 
     message = assert_error(response, 400, "BadRequestException")
     assert "overlaps the location of another table" in message
+    assert "Location is already taken by another table or view" in message  # what Lakekeeper's Spark tests assert
 
 
 def test_a_location_with_a_question_mark_is_refused_not_cut_when_a_table_namespace_or_move_names_it(

