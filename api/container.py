@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from api.auth.authorizer import Authorizer
+from api.auth.local_tokens import LocalTokens
 from api.auth.provisioning import UserProvisioner
 from api.settings import Settings
 from catalog_es.clock import RandomIds, SystemClock
@@ -43,6 +44,7 @@ class Services:
     relay_metrics: RelayMetrics | None = None
     as_of: AsOfCache = field(default_factory=lambda: AsOfCache(4))  # replayed past catalogs (as-of prefixes)
     vendor: CredentialVendor = field(default_factory=CredentialVendor)  # vended S3 credentials and their cache
+    local_tokens: LocalTokens | None = None  # the service principals' token signer (None: not enabled)
 
 
 def secret_store(settings: Settings) -> SecretStore | None:
@@ -64,6 +66,7 @@ async def open_services(
     read_model: CatalogReadModel | None = None,
     inline_projectors: Sequence[InlineProjector] = INLINE_PROJECTORS,
     file_roots: FileStorageRoots | None = None,
+    local_tokens: LocalTokens | None = None,
 ) -> AsyncIterator[Services]:
     """Open the pool and wire store, command context, caches and secrets on it; the pool closes on exit.
 
@@ -116,6 +119,7 @@ async def open_services(
             relay_metrics=relay_metrics,
             as_of=AsOfCache(settings.as_of_cache_size),
             vendor=CredentialVendor(),
+            local_tokens=local_tokens,
         )
     finally:
         await pool.close()

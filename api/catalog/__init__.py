@@ -21,6 +21,7 @@ def catalog_router(idempotency_key_lifetime: timedelta) -> Router:
     from api.catalog.credentials import load_credentials  # noqa: PLC0415
     from api.catalog.events import query_events  # noqa: PLC0415
     from api.catalog.namespaces import NamespacesController  # noqa: PLC0415
+    from api.catalog.oauth import get_token  # noqa: PLC0415
     from api.catalog.sign import SIGN_ROUTES  # noqa: PLC0415
     from api.catalog.tables import TablesController, commit_transaction, rename_table  # noqa: PLC0415
     from api.catalog.views import ViewsController, rename_view  # noqa: PLC0415
@@ -30,6 +31,7 @@ def catalog_router(idempotency_key_lifetime: timedelta) -> Router:
         PATH,
         route_handlers=[
             get_config,
+            get_token,
             NamespacesController,
             TablesController,
             load_credentials,

@@ -25,9 +25,12 @@ AllowNewerSchema = Annotated[
 ]
 
 
-def _connect_banner(settings: Settings) -> str:
+def _connect_banner(settings: Settings, secure_lines: str | None = None) -> str:
     uri = settings.public_uri
     name = settings.default_warehouse
+    ready = f"catalog-es is ready: {uri} (warehouse '{name}'), health at http://{settings.host}:{settings.port}/health"
+    if secure_lines is not None:
+        return f"{ready}\n\n{secure_lines}"
     return f"""catalog-es is ready: {uri} (warehouse '{name}'), health at http://{settings.host}:{settings.port}/health
 
 Connect pyiceberg:
@@ -44,7 +47,14 @@ Connect Spark (conf keys):
 """
 
 
-async def _serve(settings: Settings, dsn: str, relay: RelayConfig | None = None, *, projectors: bool = False) -> None:
+async def _serve(
+    settings: Settings,
+    dsn: str,
+    relay: RelayConfig | None = None,
+    *,
+    projectors: bool = False,
+    secure_lines: str | None = None,
+) -> None:
     """The API, and with `relay` the NATS relay (with `projectors` the projector processes) as background tasks;
     the task worker too unless `task_worker.enabled` is false."""
     import uvicorn  # noqa: PLC0415 - the CLI imports lazily (fast --help)
@@ -65,7 +75,7 @@ async def _serve(settings: Settings, dsn: str, relay: RelayConfig | None = None,
     while not server.started and not serving.done():  # noqa: ASYNC110 - uvicorn offers only a flag
         await asyncio.sleep(0.05)
     if server.started:
-        typer.echo(_connect_banner(settings))
+        typer.echo(_connect_banner(settings, secure_lines))
     relaying = asyncio.create_task(run_relay(dsn, relay, relay_metrics)) if relay and relay_metrics else None
     projecting = asyncio.create_task(run_projectors(dsn, PROCESS_PROJECTIONS)) if projectors else None
     stop_working = asyncio.Event()
@@ -108,6 +118,15 @@ def serve(
     ] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="uvicorn worker processes [default: 1]")] = None,
     allow_newer_schema: AllowNewerSchema = None,
+    secure: Annotated[
+        bool,
+        typer.Option(
+            "--secure",
+            help="Authentication on without an identity provider: the builtin authorizer and service principals;"
+            " on a fresh catalog creates the first admin principal and prints its credential (once). The data dir"
+            " stays secure for later runs",
+        ),
+    ] = False,
 ) -> None:
     """Run the catalog: migrate, bootstrap the default warehouse, serve the API (and the NATS relay)."""
     from api.logging import configure_logging  # noqa: PLC0415 - the CLI imports lazily (fast --help)
@@ -115,11 +134,13 @@ def serve(
     from api.runtime.database import bootstrap  # noqa: PLC0415
     from api.runtime.nats import nats_url  # noqa: PLC0415
     from api.runtime.schema_check import migrate_or_exit  # noqa: PLC0415
+    from api.runtime.secure import connect_lines, first_admin, secured  # noqa: PLC0415
     from api.runtime.serving_record import local_catalog_uri, serving_recorded  # noqa: PLC0415
 
     settings = cli_settings(
         data_dir, create=True, host=host, port=port, workers=workers, allow_newer_schema=allow_newer_schema or None
     )
+    settings = secured(settings, requested=secure)
     if not _PORT_RANGE[0] <= settings.port <= _PORT_RANGE[1]:  # from the environment, which typer does not check
         fail(f"port {settings.port} is not in {_PORT_RANGE[0]}..{_PORT_RANGE[1]}", 2)
     _stop_on_sigterm()
@@ -127,10 +148,13 @@ def serve(
     dsn = cli_dsn(settings)
     migrate_or_exit(dsn, settings.allow_newer_schema)
     asyncio.run(bootstrap(dsn, settings))
+    secure_lines = None
+    if settings.service_principals.enabled and settings.authz.backend == "builtin":
+        secure_lines = connect_lines(settings, asyncio.run(first_admin(dsn, settings)))
     # The operator CLI on this data dir (`maintenance run`) reaches this server through the record.
     with serving_recorded(settings.data_path, local_catalog_uri(settings.host, settings.port)):
         if settings.workers > 1:
-            typer.echo(_connect_banner(settings))
+            typer.echo(_connect_banner(settings, secure_lines))
             typer.echo(
                 f"{settings.workers} workers: run `catalog-es relay`, `projector run --all` and `worker` on their own"
             )
@@ -139,7 +163,9 @@ def serve(
         url, embedded_nats = nats_url(settings, start=True)
         try:
             relay = settings.nats.at(url) if url else None
-            run_fast(_serve(settings, dsn, relay, projectors=settings.pg_dsn is None))  # embedded: in-process
+            run_fast(  # embedded: in-process
+                _serve(settings, dsn, relay, projectors=settings.pg_dsn is None, secure_lines=secure_lines)
+            )
         finally:
             if embedded_nats:
                 embedded_nats.stop()

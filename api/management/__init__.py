@@ -17,6 +17,7 @@ from api.management.roles import RolesController
 from api.management.search import search_warehouse
 from api.management.search_tabular import search_tabular
 from api.management.server import bootstrap, server_info
+from api.management.service_principals import ServicePrincipalsController
 from api.management.statistics import get_warehouse_statistics
 from api.management.tasks import TasksController
 from api.management.users import UsersController, whoami
@@ -44,6 +45,7 @@ def management_router() -> Router:
             ProtectionController,
             UsersController,
             whoami,
+            ServicePrincipalsController,
             RolesController,
             PermissionsController,
             AuditController,
