@@ -150,7 +150,9 @@ def serve(
     asyncio.run(bootstrap(dsn, settings))
     secure_lines = None
     if settings.service_principals.enabled and settings.authz.backend == "builtin":
-        secure_lines = connect_lines(settings, asyncio.run(first_admin(dsn, settings)))
+        # With an OpenID provider its admin bootstraps the server (POST /bootstrap), as without principals.
+        made = None if settings.openid_provider_uri else asyncio.run(first_admin(dsn, settings))
+        secure_lines = connect_lines(settings, made)
     # The operator CLI on this data dir (`maintenance run`) reaches this server through the record.
     with serving_recorded(settings.data_path, local_catalog_uri(settings.host, settings.port)):
         if settings.workers > 1:

@@ -3,6 +3,7 @@
 A data dir once served with `--secure` keeps a `secure` marker, so a later `serve` on it (without the flag)
 does not come up open. The first admin is made only while the server has no admin yet (never bootstrapped):
 it is the principal that bootstraps the server, so nobody can claim the server through `POST /bootstrap`.
+With an OpenID provider configured no principal is made: the provider's admin bootstraps as before.
 """
 
 from __future__ import annotations

@@ -27,6 +27,8 @@ from pyiceberg.types import LongType, NestedField
 from api.auth.local_tokens import LocalTokens, RevocationList
 from api.auth.setup import TOKEN_SIGNING_PURPOSE
 from catalog_es.store.secrets import SecretStore, generate_secrets_key, parse_secrets_key
+from tests.e2e.auth.conftest import bootstrapped, catalog_server
+from tests.e2e.auth.openid_provider import OpenIdProvider
 from tests.e2e.conftest import CLI, RunningCatalog, eventually, start_catalog, stop_catalog
 
 pytestmark = pytest.mark.e2e
@@ -350,3 +352,38 @@ def _dump(dsn: str) -> str:
             parts.extend(str(row[0]) for row in conn.execute(query))
     assert len(tables) > 10
     return "\n".join(parts)
+
+
+def test_principals_work_beside_an_openid_provider(pg_dsn: str, tmp_path: Path, idp: OpenIdProvider) -> None:
+    """Both kinds of token on one server: the provider's users and the catalog's own principals."""
+    running = bootstrapped(
+        catalog_server(
+            pg_dsn,
+            tmp_path,
+            idp,
+            "builtin",
+            CATALOG_ES__SERVICE_PRINCIPALS__ENABLED="true",
+            CATALOG_ES__SECRETS_KEY=generate_secrets_key(),
+        ),
+        idp,
+    )
+    try:
+        management = f"{running.base_url}/management/v1"
+        admin = {"Authorization": f"Bearer {idp.token('admin')}"}
+        created = httpx.post(f"{management}/service-principal", json={"name": "beside-oidc"}, headers=admin)
+        assert created.status_code == 201, created.text
+        token = httpx.post(
+            f"{running.catalog_uri}/v1/oauth/tokens",
+            data={
+                "grant_type": "client_credentials",
+                "client_id": created.json()["client-id"],
+                "client_secret": created.json()["client-secret"],
+            },
+        ).json()["access_token"]
+        as_principal = httpx.get(f"{management}/whoami", headers={"Authorization": f"Bearer {token}"})
+        assert as_principal.json()["id"] == created.json()["user-id"]
+        as_alice = httpx.get(f"{management}/whoami", headers={"Authorization": f"Bearer {idp.token('alice')}"})
+        assert as_alice.json()["id"] == "oidc~alice"
+        assert httpx.get(f"{management}/whoami", headers={"Authorization": "Bearer not-a-token"}).status_code == 401
+    finally:
+        stop_catalog(running)
