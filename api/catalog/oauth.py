@@ -159,6 +159,7 @@ def _tokens(state: State) -> LocalTokens:
 
 
 async def _grant(form: dict[str, str], authorization: str | None, state: State) -> tuple[str, str]:
+    _tokens(state)  # refuses before any lookup when service principals are off
     grant = form.get("grant_type")
     if grant == _CLIENT_CREDENTIALS:
         return await _client_credentials(form, _basic(authorization), state)
