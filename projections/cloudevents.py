@@ -51,6 +51,7 @@ def cloudevent(event: RecordedEvent, *, omit_data: bool = False) -> CloudEvent:
         "actor": str(event.extensions.get("actor", "anonymous")),
         "requestid": event.extensions.get("requestid"),
         "importedfrom": event.extensions.get("importedfrom"),
+        "releasedto": event.extensions.get("releasedto"),
     }
     attributes = {name: value for name, value in attributes.items() if value is not None}
     if omit_data:

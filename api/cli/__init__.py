@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from api.cli.audit import audit_cli
-from api.cli.catalog_import import import_catalog
+from api.cli.catalog_import import export_catalog, import_catalog
 from api.cli.events import events_cli
 from api.cli.maintenance import maintenance_cli
 from api.cli.principals import principal_cli
@@ -30,6 +30,7 @@ cli.command("migrate")(migrate_command)
 cli.command()(relay)
 cli.command()(worker)
 cli.command("import")(import_catalog)
+cli.command("export-catalog")(export_catalog)
 cli.add_typer(events_cli, name="events")
 cli.add_typer(audit_cli, name="audit")
 cli.add_typer(projector_cli, name="projector")

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from api.cli.session import DataDir, cli_dsn, cli_settings, fail
+from api.cli.session import DataDir, cli_dsn, cli_settings, fail, on_connection
 
 if TYPE_CHECKING:
     from api.runtime.catalog_import import Source
     from api.settings import Settings
+    from catalog_es.store.database import Connection
 
 SourceProperty = Annotated[
-    list[str],
+    list[str] | None,
     typer.Option(
         "--source",
         "-s",
@@ -38,7 +40,7 @@ async def _import(settings: Settings, dsn: str, found: Source, warehouse: str, l
     from rich.table import Table  # noqa: PLC0415
 
     from api.container import open_services  # noqa: PLC0415
-    from api.runtime.catalog_import import apply, plan, uncovered  # noqa: PLC0415
+    from api.runtime.catalog_import import apply, apply_grants, plan, uncovered  # noqa: PLC0415
     from catalog_es.identifiers import NIL_PROJECT_ID  # noqa: PLC0415
 
     console = Console(stderr=True)
@@ -74,6 +76,9 @@ async def _import(settings: Settings, dsn: str, found: Source, warehouse: str, l
                     actor="import",
                     done=lambda _: progress.advance(task),
                 )
+            if found.grants:
+                recorded, skipped = await apply_grants(services.ctx, row.id, found, actor="import")
+                counts["grant"], counts["grant-skipped"] = recorded, skipped
         for kind, count in sorted(counts.items()):
             summary.add_row(kind, str(count))
         unchanged = len(found.namespaces) + len(found.tabulars) - len(actions)
@@ -85,8 +90,11 @@ async def _import(settings: Settings, dsn: str, found: Source, warehouse: str, l
 
 
 def import_catalog(
-    source: SourceProperty,
     warehouse: Annotated[str, typer.Option("--warehouse", "-w", help="The target warehouse's name")],
+    source: SourceProperty = None,
+    manifest: Annotated[
+        Path | None, typer.Option("--manifest", help="Import a manifest `catalog-es export-catalog` wrote instead")
+    ] = None,
     data_dir: DataDir = None,
     namespace: Annotated[
         list[str] | None, typer.Option("--namespace", "-n", help="Only this namespace and below (dotted; repeat)")
@@ -105,23 +113,32 @@ def import_catalog(
     uncovered locations are listed). Re-running imports only what is new or changed, and resumes an import
     that stopped half way.
     """
+    import msgspec  # noqa: PLC0415
     from pyiceberg.catalog import load_catalog  # noqa: PLC0415 - the CLI imports lazily (fast --help)
     from rich.console import Console  # noqa: PLC0415
 
-    from api.runtime.catalog_import import read_source, source_label  # noqa: PLC0415
+    from api.runtime.catalog_import import only_below, read_source, source_from_manifest, source_label  # noqa: PLC0415
     from api.runtime.schema_check import migrate_or_exit  # noqa: PLC0415
-    from catalog_es.errors import CatalogError  # noqa: PLC0415
+    from catalog_es.errors import BadRequestError, CatalogError  # noqa: PLC0415
 
     console = Console(stderr=True)
-    properties = _properties(source)
-    label = source_label(properties, source_name)
     settings = cli_settings(data_dir)
     dsn = cli_dsn(settings)
     migrate_or_exit(dsn, settings.allow_newer_schema)
     only = [tuple(name.split(".")) for name in namespace or []]
-    with console.status(f"Reading {label} …"):
-        source_catalog = load_catalog(catalog_name, **properties)
-        found = read_source(source_catalog, label, only)
+    if manifest is not None:
+        try:
+            found = source_from_manifest(msgspec.json.decode(manifest.read_bytes()), source_name)
+        except (OSError, msgspec.DecodeError, BadRequestError, KeyError, TypeError) as exc:
+            fail(f"cannot read the manifest {manifest}: {exc}", 2)
+        found = only_below(found, only)
+        label = found.label
+    else:
+        properties = _properties(source or [])
+        label = source_label(properties, source_name)
+        with console.status(f"Reading {label} …"):
+            source_catalog = load_catalog(catalog_name, **properties)
+            found = read_source(source_catalog, label, only)
     tables = sum(1 for t in found.tabulars if t.kind == "table")
     console.print(
         f"Source {label}: {len(found.namespaces)} namespaces, {tables} tables, {len(found.tabulars) - tables} views"
@@ -134,3 +151,36 @@ def import_catalog(
         fail(str(exc))
     if code:
         raise typer.Exit(code)
+
+
+def export_catalog(
+    warehouse: Annotated[str, typer.Option("--warehouse", "-w", help="The warehouse to export")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the manifest (JSON)")],
+    data_dir: DataDir = None,
+    source_name: Annotated[
+        str | None, typer.Option("--source-name", help="How the manifest names this catalog [default: its URI]")
+    ] = None,
+) -> None:
+    """Write a portable manifest of a warehouse (namespaces, properties, metadata locations, grants) that
+    `catalog-es import --manifest` reads; no file of a table is touched, no secret is written."""
+    import msgspec  # noqa: PLC0415 - the CLI imports lazily (fast --help)
+
+    from api.runtime.catalog_export import export_manifest  # noqa: PLC0415
+    from catalog_es.identifiers import NIL_PROJECT_ID  # noqa: PLC0415
+    from projections.catalog.queries import CatalogReadModel  # noqa: PLC0415
+
+    settings = cli_settings(data_dir)
+    label = source_name or f"{settings.public_uri}#{warehouse}"
+
+    async def _work(conn: Connection) -> dict[str, Any]:
+        row = await CatalogReadModel().warehouse_by_name(conn, NIL_PROJECT_ID, warehouse)
+        if row is None:
+            fail(f"no warehouse {warehouse!r} in the default project")
+        return await export_manifest(conn, row.id, label)
+
+    document = on_connection(settings, _work)
+    output.write_bytes(msgspec.json.format(msgspec.json.encode(document)) + b"\n")
+    typer.echo(
+        f"wrote {output}: {len(document['namespaces'])} namespaces, {len(document['tables'])} tables,"
+        f" {len(document['views'])} views, {len(document['grants'])} grants"
+    )

@@ -13,6 +13,7 @@ from api.management.maintenance import MAINTENANCE_ROUTES
 from api.management.permissions import PermissionsController
 from api.management.projects import PROJECT_ROUTES
 from api.management.protection import ProtectionController
+from api.management.release import RELEASE_ROUTES
 from api.management.roles import RolesController
 from api.management.search import search_warehouse
 from api.management.search_tabular import search_tabular
@@ -43,6 +44,7 @@ def management_router() -> Router:
             get_warehouse_statistics,
             get_endpoint_statistics,
             ProtectionController,
+            *RELEASE_ROUTES,
             UsersController,
             whoami,
             ServicePrincipalsController,

@@ -270,3 +270,9 @@ class ServicePrincipalCredentials(Response):
 
 class ListServicePrincipalsResponse(Response):
     service_principals: list[ServicePrincipal]
+
+
+class ReleaseRequest(Request):
+    """Where the table or view went (a catalog URI or name), recorded with the event."""
+
+    released_to: Name

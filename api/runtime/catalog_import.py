@@ -31,7 +31,9 @@ from commands.namespaces import (
     handle_create_namespace,
     handle_update_namespace_properties,
 )
+from commands.permissions import ChangeAssignments, handle_change_assignments
 from commands.tabular_lifecycle import RegisterTable, RegisterView, handle_register_table, handle_register_view
+from projections.permissions import queries as permissions_queries
 
 Parts = tuple[str, ...]
 ActionKind = Literal[
@@ -57,6 +59,7 @@ class Source(msgspec.Struct):
     namespaces: list[SourceNamespace]
     tabulars: list[SourceTabular]
     views_readable: bool = True  # false: the source's pyiceberg catalog cannot list views (SQL, Glue)
+    grants: list[dict[str, Any]] = []  # a manifest's grants (`export-catalog`), applied where the user exists
 
 
 class Action(msgspec.Struct, frozen=True):
@@ -222,3 +225,83 @@ async def apply(
             )
         # "view-conflict": a view of that name with other metadata; views have no overwrite: left to a person
         done(action)
+
+
+_MANIFEST_KINDS: tuple[tuple[Literal["table", "view"], str], ...] = (("table", "tables"), ("view", "views"))
+
+
+def source_from_manifest(document: dict[str, Any], label: str | None = None) -> Source:
+    """What `export-catalog` wrote, as a source (raises BadRequestError for another kind of file)."""
+    if document.get("format") != "catalog-es-manifest" or document.get("version") != 1:
+        raise BadRequestError("Not a catalog-es manifest (format catalog-es-manifest, version 1)")
+    tabulars = [
+        SourceTabular(
+            kind=kind,
+            namespace=tuple(entry["namespace"]),
+            name=str(entry["name"]),
+            metadata_location=str(entry["metadata-location"]),
+            location=entry.get("location"),
+        )
+        for kind, key in _MANIFEST_KINDS
+        for entry in document.get(key, [])
+    ]
+    return Source(
+        label=label or f"manifest:{document.get('source', 'unknown')}",
+        namespaces=[
+            SourceNamespace(parts=tuple(entry["namespace"]), properties=dict(entry.get("properties", {})))
+            for entry in document.get("namespaces", [])
+        ],
+        tabulars=tabulars,
+        grants=list(document.get("grants", [])),
+    )
+
+
+async def apply_grants(ctx: CommandContext, warehouse_id: uuid.UUID, source: Source, *, actor: str) -> tuple[int, int]:
+    """A manifest's grants to users that exist here, on the imported objects: (recorded, skipped).
+
+    Roles are skipped (their ids are the source catalog's); re-applying is a no-op (no event for a held grant).
+    """
+    recorded = skipped = 0
+    for grant in source.grants:
+        principal, privilege = str(grant["principal"]), str(grant["privilege"])
+        object_id = await _object_id(ctx, warehouse_id, grant)
+        async with ctx.store.connection() as conn:
+            user = principal.startswith("user:") and await permissions_queries.user(conn, principal[5:]) is not None
+        if object_id is None or not user:
+            skipped += 1
+            continue
+        metadata = EventMetadata(actor=actor, imported_from=f"{source.label}#grant")
+        command = ChangeAssignments(grant["kind"], object_id, [(principal, privilege)], [], metadata)
+        recorded += await handle_change_assignments(command, ctx)
+    return recorded, skipped
+
+
+async def _object_id(ctx: CommandContext, warehouse_id: uuid.UUID, grant: dict[str, Any]) -> uuid.UUID | None:
+    kind = grant.get("kind")
+    if kind == "warehouse":
+        return warehouse_id
+    namespace = Namespace(tuple(grant.get("namespace", ())))
+    async with ctx.store.connection() as conn:
+        if kind == "namespace":
+            row = await ctx.state.namespace(conn, warehouse_id, namespace)
+            return row.id if row else None
+        lookup = ctx.state.view if kind == "view" else ctx.state.table
+        tabular = await lookup(conn, warehouse_id, namespace, str(grant.get("name")))
+        return tabular.id if tabular else None
+
+
+def only_below(source: Source, only: Sequence[Parts]) -> Source:
+    """The part of a source at or below the `only` namespaces (all of it when none is named)."""
+    if not only:
+        return source
+
+    def kept(parts: Sequence[str]) -> bool:
+        return any(tuple(parts[: len(root)]) == tuple(root) for root in only)
+
+    return Source(
+        label=source.label,
+        namespaces=[ns for ns in source.namespaces if kept(ns.parts)],
+        tabulars=[t for t in source.tabulars if kept(t.namespace)],
+        views_readable=source.views_readable,
+        grants=[g for g in source.grants if g.get("kind") != "warehouse" and kept(g.get("namespace", ()))],
+    )
