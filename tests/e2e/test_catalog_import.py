@@ -1,17 +1,19 @@
-"""`catalog-es import` (issue 32) from catalogs nobody here wrote: pyiceberg's SQL catalog (sqlite) and AWS Glue
-(moto's server): refusal up front listing uncovered locations, dry run, import, the same metadata and rows through
+"""`catalog-es import` (issue 32) from catalogs nobody here wrote: pyiceberg's SQL catalog (sqlite), AWS Glue
+(moto's server) and lakana-server (PyPI, a REST catalog): refusal up front listing uncovered locations, dry run, import, the same metadata and rows through
 catalog-es, events naming their source, a re-run that changes nothing, and one that takes only what changed."""
 
 from __future__ import annotations
 
 import json
 import subprocess
+import uuid
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pyarrow as pa
 import pytest
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
@@ -148,3 +150,46 @@ def test_import_from_glue_through_moto(catalog: RunningCatalog, tmp_path: Path, 
     _check_import(catalog, source, props, "glue", nested=False)
     # The Glue database keeps what it said (no credential ever reaches an event).
     assert SECRET_ACCESS_KEY not in json.dumps([event[1] for event in _events(catalog)])
+
+
+def test_import_from_lakana_server(catalog: RunningCatalog, pg_admin_dsn: str) -> None:
+    """lakana-server 0.20.0 from PyPI (the benchmark's peer venv, `.bench/peers-venv`), a REST catalog nobody here
+    wrote: its tables land in catalog-es with the same metadata and rows; a re-run changes nothing."""
+    from tests.bench.bench_servers import LAKANA_KEY_ID, LAKANA_SECRET, start_lakana  # noqa: PLC0415
+
+    work = _demo_location(catalog) / "lakana"
+    work.mkdir(parents=True)
+    name = f"lakana_{uuid.uuid4().hex[:10]}"  # a database of its own (the catalog's is `catalog`'s)
+    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        server = start_lakana(make_conninfo(**{**conninfo_to_dict(pg_admin_dsn), "dbname": name}), work)
+    except subprocess.CalledProcessError as exc:
+        pytest.fail(f"lakana-server: {exc.stderr!r}")
+    if server is None:
+        pytest.skip("lakana-server could not be installed")
+    try:
+        base = server.base_url.removesuffix("/v1/bench")
+        token = f"lakana_pat_{LAKANA_KEY_ID}_{LAKANA_SECRET}"
+        props = {"type": "rest", "uri": base, "prefix": "bench", "token": token}
+        source = load_catalog("lakana", **props)
+        source.create_namespace_if_not_exists("bronze")  # lakana makes bronze, silver and gold itself
+        table = source.create_table("bronze.events", SCHEMA)
+        table.append(_rows(1, 2, 3))
+        table.append(_rows(4))
+        done = _import(catalog, {**props, "name": "lakana"}, "--namespace", "bronze")
+        assert done.returncode == 0, done.stderr
+        target = load_catalog("target", type="rest", uri=catalog.catalog_uri, warehouse="demo")
+        mine, theirs = target.load_table("bronze.events"), source.load_table("bronze.events")
+        assert mine.metadata_location == theirs.metadata_location
+        assert mine.metadata.model_dump() == theirs.metadata.model_dump()
+        assert mine.scan().to_arrow().sort_by("id").equals(theirs.scan().to_arrow().sort_by("id"))
+        events = len(_events(catalog))
+        assert _import(catalog, {**props, "name": "lakana"}, "--namespace", "bronze").returncode == 0
+        assert len(_events(catalog)) == events
+        assert token not in json.dumps([event[1] for event in _events(catalog)])
+    finally:
+        server.process.terminate()
+        server.process.wait(timeout=30)
+        with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
