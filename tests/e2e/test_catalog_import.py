@@ -1,6 +1,7 @@
 """`catalog-es import` (issue 32) from catalogs nobody here wrote: pyiceberg's SQL catalog (sqlite), AWS Glue
-(moto's server) and lakana-server (PyPI, a REST catalog): refusal up front listing uncovered locations, dry run, import, the same metadata and rows through
-catalog-es, events naming their source, a re-run that changes nothing, and one that takes only what changed."""
+(moto's server) and lakana-server (PyPI, a REST catalog): refusal up front listing uncovered locations, dry run,
+import, the same metadata and rows through catalog-es, events naming their source, a re-run that changes nothing,
+and one that takes only what changed."""
 
 from __future__ import annotations
 
