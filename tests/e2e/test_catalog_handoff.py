@@ -141,3 +141,37 @@ def test_export_release_import_round_trip(two_catalogs: tuple[RunningCatalog, Ru
     events = len(_events(second))
     _cli(second, "import", "--manifest", str(manifest), "--warehouse", "lake")
     assert len(_events(second)) == events  # the same manifest again changes nothing
+
+
+def test_import_from_another_catalog_es_over_rest_takes_views_too(
+    two_catalogs: tuple[RunningCatalog, RunningCatalog],
+) -> None:
+    """A REST source lists views (SQL and Glue cannot): the view arrives at its metadata file."""
+    first, second = two_catalogs
+    a = load_catalog("a", type="rest", uri=first.catalog_uri, warehouse="demo")
+    a.create_namespace("shop")
+    a.create_namespace(("shop", "eu"))  # nested, below a parent the walk must find first
+    a.create_table("shop.eu.items", SCHEMA).append(pa.table({"id": pa.array([5], type=pa.int64())}))
+    version = ViewVersion(
+        version_id=1,
+        schema_id=0,
+        timestamp_ms=1_700_000_000_000,
+        summary={"engine-name": "pyiceberg"},
+        representations=[ViewRepresentation(SQLViewRepresentation(type="sql", sql="SELECT 1", dialect="spark"))],
+        default_namespace=("shop", "eu"),
+    )
+    a.create_view("shop.eu.v", SCHEMA, version)
+    demo = first.data_dir / "warehouse" / "demo"
+    created = httpx.post(
+        f"{second.base_url}/management/v1/warehouse",
+        json={"warehouse-name": "lake", "storage-profile": {"type": "file", "location": str(demo)}},
+    )
+    assert created.status_code == 201, created.text
+    source = ["--source", "type=rest", "--source", f"uri={first.catalog_uri}", "--source", "warehouse=demo"]
+    _cli(second, "import", *source, "--warehouse", "lake")
+    b = load_catalog("b", type="rest", uri=second.catalog_uri, warehouse="lake")
+    assert b.load_view(("shop", "eu", "v")).metadata == a.load_view(("shop", "eu", "v")).metadata
+    assert b.load_table(("shop", "eu", "items")).scan().to_arrow().num_rows == 1
+    events = len(_events(second))
+    _cli(second, "import", *source, "--warehouse", "lake")
+    assert len(_events(second)) == events
