@@ -13,6 +13,7 @@ import typer
 
 from api.cli.audit import audit_cli
 from api.cli.catalog_import import export_catalog, import_catalog
+from api.cli.config import config_cli
 from api.cli.events import events_cli
 from api.cli.maintenance import maintenance_cli
 from api.cli.principals import principal_cli
@@ -38,6 +39,7 @@ cli.add_typer(projections_cli, name="projections")
 cli.add_typer(spark_cli, name="spark")
 cli.add_typer(maintenance_cli, name="maintenance")
 cli.add_typer(principal_cli, name="principal")
+cli.add_typer(config_cli, name="config")
 
 
 def _print_version(requested: bool) -> None:

@@ -48,6 +48,7 @@ from catalog_es.privileges import SERVER_OBJECT_ID, role_principal, user_princip
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from catalog_es.store.migrations import Migration, packaged_sql
+from projections.topics import dispatched
 
 PERMISSION_TABLES = (
     "authz_users",
@@ -354,3 +355,7 @@ PERMISSION_MIGRATIONS = (
         """,
     ),
 )
+
+
+# What this projector takes from the log: the events it has a function for (its fallback does nothing).
+PERMISSION_TOPICS = dispatched(_apply)
