@@ -32,7 +32,8 @@ class ServicePrincipalSettings(msgspec.Struct, frozen=True, forbid_unknown_field
     revocation could be used if a process's revocation list stopped following the log (it then refuses them).
     """
 
-    enabled: bool = False
+    enabled: bool = False  # issue and accept the catalog's own tokens (`serve --secure` sets it)
+    # lifetime of the tokens /catalog/v1/oauth/tokens issues
     token_lifetime_seconds: Annotated[int, msgspec.Meta(ge=60, le=86_400)] = 900
 
 
