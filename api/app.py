@@ -11,6 +11,7 @@ from importlib.metadata import version
 from litestar import Litestar, Router
 from litestar.openapi import OpenAPIConfig
 
+from api.auth.revocations import follow_revocations
 from api.auth.rules import anyone, authorize, preflight, requires
 from api.auth.setup import build_auth
 from api.body_check import BodyCheckMiddleware
@@ -46,7 +47,12 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         await auth.start()
         async with open_services(
-            settings, dsn, authorizer=auth.authorizer, provisioner=auth.provisioner, relay_metrics=relay_metrics
+            settings,
+            dsn,
+            authorizer=auth.authorizer,
+            provisioner=auth.provisioner,
+            relay_metrics=relay_metrics,
+            local_tokens=auth.local,
         ) as built:
             app.state.services = built
             app.state.http_metrics, http_metrics.pool.pool = http_metrics, built.pool
@@ -84,13 +90,14 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
             RequestIdMiddleware(),
             HttpMetricsMiddleware(http_metrics),
             EndpointStatisticsMiddleware(endpoint_statistics),
-            *([auth.middleware] if auth.verifier is not None else []),
+            *([auth.middleware] if auth.authenticates else []),
             BodyCheckMiddleware(),
         ],
         # the log invalidates the cache; the endpoint counts go to the database every few seconds
         lifespan=[
             lifespan,
             follow_warehouse_events(dsn, settings.pg_pool_timeout_seconds),
+            follow_revocations(dsn, auth.local.revocations if auth.local else None),
             flushing(endpoint_statistics, 5.0),
         ],
         openapi_config=OpenAPIConfig(

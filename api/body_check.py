@@ -1,6 +1,7 @@
 """Middleware refusing a malformed or out-of-limits JSON request body with 400 before any guard or handler.
 
-Every request body of both APIs is JSON. msgspec raises RecursionError for a very deep document and
+Every request body of both APIs is JSON but the OAuth2 token endpoint's (form-encoded, as OAuth2 says).
+msgspec raises RecursionError for a very deep document and
 UnicodeDecodeError for invalid UTF-8, neither of them a `DecodeError`, so without this check both
 surfaced as 500s (from the guard's decoding or the framework's). The body read here is the one the
 framework caches, so the handler does not read it again from the socket.
@@ -17,6 +18,7 @@ from litestar.exceptions import ClientException
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Receive, Scope, Send
 
+from api.auth.local_tokens import TOKEN_PATH
 from api.errors import error_body
 from api.wire_limits import BodyLimitError, check_body
 
@@ -54,7 +56,7 @@ class BodyCheckMiddleware(ASGIMiddleware):
     scopes = (ScopeType.HTTP,)
 
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
-        if scope.get("method") in _WITH_BODY:
+        if scope.get("method") in _WITH_BODY and scope["path"] != TOKEN_PATH:
             body = await Request[Any, Any, Any](scope, receive).body()
             if body:
                 try:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from api.auth.authorizer import Authorizer
+from api.auth.local_tokens import LocalTokens
 from api.auth.provisioning import UserProvisioner
 from api.maintenance.job import JobRunner, maintenance_handler
 from api.maintenance.scheduling import schedule_due
@@ -49,6 +50,7 @@ class Services:
     as_of: AsOfCache = field(default_factory=lambda: AsOfCache(4))  # replayed past catalogs (as-of prefixes)
     vendor: CredentialVendor = field(default_factory=CredentialVendor)  # vended S3 credentials and their cache
     planning: ScanPlanning = field(default_factory=lambda: scan_planning(Settings()))  # plans, their cache and ids
+    local_tokens: LocalTokens | None = None  # the service principals' token signer (None: not enabled)
 
 
 def scan_planning(settings: Settings) -> ScanPlanning:
@@ -81,6 +83,7 @@ async def open_services(
     read_model: CatalogReadModel | None = None,
     inline_projectors: Sequence[InlineProjector] = INLINE_PROJECTORS,
     file_roots: FileStorageRoots | None = None,
+    local_tokens: LocalTokens | None = None,
 ) -> AsyncIterator[Services]:
     """Open the pool and wire store, command context, caches and secrets on it; the pool closes on exit.
 
@@ -134,6 +137,7 @@ async def open_services(
             as_of=AsOfCache(settings.as_of_cache_size),
             vendor=CredentialVendor(),
             planning=scan_planning(settings),
+            local_tokens=local_tokens,
         )
     finally:
         await pool.close()

@@ -54,6 +54,7 @@ _DOMAIN: dict[type[errors.CatalogError], tuple[int, str]] = {
     errors.UnprocessableEntityError: (422, "UnprocessableEntityException"),
     errors.ForbiddenError: (403, "ForbiddenException"),
     errors.NoSuchUserError: (404, "NoSuchUserException"),
+    errors.NoSuchServicePrincipalError: (404, "NoSuchServicePrincipalException"),
     errors.NoSuchRoleError: (404, "NoSuchRoleException"),
     errors.NoSuchProjectError: (404, "NoSuchProjectException"),
     errors.NotEmptyError: (409, "NotEmptyException"),

@@ -24,6 +24,19 @@ class AuthzSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     backend: Literal["allowall", "builtin"] = "allowall"
 
 
+class ServicePrincipalSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The catalog's own client credentials (`CATALOG_ES__SERVICE_PRINCIPALS__*`), beside or without OpenID.
+
+    `enabled`: `POST /catalog/v1/oauth/tokens` issues tokens to service principals (needs a secrets key, which
+    signs them) and the API accepts them. `token_lifetime_seconds` also bounds how long a token issued before a
+    revocation could be used if a process's revocation list stopped following the log (it then refuses them).
+    """
+
+    enabled: bool = False  # issue and accept the catalog's own tokens (`serve --secure` sets it)
+    # lifetime of the tokens /catalog/v1/oauth/tokens issues
+    token_lifetime_seconds: Annotated[int, msgspec.Meta(ge=60, le=86_400)] = 900
+
+
 class MetricsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Prometheus metrics (`CATALOG_ES__METRICS__*`).
 
@@ -149,6 +162,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     openid_subject_claim: str | None = None  # default: `oid`, then `sub`
     openid_roles_claim: str | None = None  # dot path, e.g. `resource_access.catalog.roles`
     authz: AuthzSettings = AuthzSettings()
+    service_principals: ServicePrincipalSettings = ServicePrincipalSettings()  # CATALOG_ES__SERVICE_PRINCIPALS__*
     # Hosts a storage profile's S3 `endpoint` may name (comma-separated names, IP addresses, `*.domain`).
     # Empty: AWS's own S3/STS endpoints only. Link-local and cloud metadata addresses are refused always.
     s3_endpoint_allowed_hosts: str = ""

@@ -99,6 +99,10 @@ class NoSuchUserError(CatalogError):
     """The user is not known (never provisioned, or deleted)."""
 
 
+class NoSuchServicePrincipalError(CatalogError):
+    """No service principal by that client id, or it was revoked."""
+
+
 class NoSuchRoleError(CatalogError):
     """No role by that id (or it is not visible to the caller)."""
 

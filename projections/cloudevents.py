@@ -50,6 +50,8 @@ def cloudevent(event: RecordedEvent, *, omit_data: bool = False) -> CloudEvent:
         "position": event.position,
         "actor": str(event.extensions.get("actor", "anonymous")),
         "requestid": event.extensions.get("requestid"),
+        "importedfrom": event.extensions.get("importedfrom"),
+        "releasedto": event.extensions.get("releasedto"),
     }
     attributes = {name: value for name, value in attributes.items() if value is not None}
     if omit_data:

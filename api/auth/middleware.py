@@ -6,15 +6,17 @@ from litestar.enums import ScopeType
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Receive, Scope, Send
 
+from api.auth.local_tokens import TOKEN_PATH, LocalTokens, is_local_token
 from api.auth.oidc import OidcVerifier, TokenRejectedError
-from api.auth.principal import ANONYMOUS
+from api.auth.principal import ANONYMOUS, Principal
 from api.auth.provisioning import UserProvisioner
 from api.container import services
 from api.errors import error_body
 
 # Health checks and the API documentation stay open (as Lakekeeper's /health does), and so does the console's
 # shell (api/console): it holds no data, and fetches everything from the API with the user's token.
-_OPEN_PATHS = frozenset({"/health", "/", "/ui", "/ui/config.json"})
+# The token endpoint is where a service principal gets its first token (it authenticates the client itself).
+_OPEN_PATHS = frozenset({"/health", "/", "/ui", "/ui/config.json", TOKEN_PATH})
 _OPEN_PREFIXES = ("/docs", "/api-docs/", "/swagger-ui", "/ui/static/")
 
 
@@ -42,14 +44,29 @@ class AuthenticationMiddleware(ASGIMiddleware):
 
     scopes = (ScopeType.HTTP,)
 
-    def __init__(self, verifier: OidcVerifier | None, provisioner: UserProvisioner) -> None:
+    def __init__(
+        self, verifier: OidcVerifier | None, provisioner: UserProvisioner, local: LocalTokens | None = None
+    ) -> None:
         self.verifier = verifier
         self.provisioner = provisioner
+        self.local = local
+
+    @property
+    def enabled(self) -> bool:
+        return self.verifier is not None or self.local is not None
+
+    async def _verify(self, token: str) -> Principal:
+        """The catalog's own tokens by their key id, everything else by the OpenID provider."""
+        if self.local is not None and is_local_token(token):
+            return await self.local.verify(token)
+        if self.verifier is None:
+            raise TokenRejectedError("Unknown bearer token: use a token from /catalog/v1/oauth/tokens")
+        return await self.verifier.verify(token)
 
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
         state = scope.setdefault("state", {})
         path = scope["path"]
-        if self.verifier is None or path in _OPEN_PATHS or path.startswith(_OPEN_PREFIXES):
+        if not self.enabled or path in _OPEN_PATHS or path.startswith(_OPEN_PREFIXES):
             state["principal"] = ANONYMOUS
             await next_app(scope, receive, send)
             return
@@ -58,7 +75,7 @@ class AuthenticationMiddleware(ASGIMiddleware):
             await _unauthorized(send, "Authentication required: send an OAuth2 bearer token")
             return
         try:
-            principal = await self.verifier.verify(token)
+            principal = await self._verify(token)
         except TokenRejectedError as exc:
             await _unauthorized(send, str(exc))
             return

@@ -1,14 +1,18 @@
-"""Assemble authentication and authorization from the settings: verifier, provisioner, middleware, authorizer."""
+"""Assemble authentication and authorization from the settings: verifiers, provisioner, middleware, authorizer."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from api.auth.authorizer import Authorizer
+from api.auth.local_tokens import LocalTokens, RevocationList
 from api.auth.middleware import AuthenticationMiddleware
 from api.auth.oidc import OidcConfig, OidcVerifier, split_list
 from api.auth.provisioning import UserProvisioner
 from api.settings import Settings
+from catalog_es.store.secrets import SecretStore, load_secrets_key
+
+TOKEN_SIGNING_PURPOSE = "service-principal tokens"  # noqa: S105 - a key derivation label
 
 
 @dataclass(frozen=True)
@@ -17,10 +21,32 @@ class AuthComponents:
     provisioner: UserProvisioner
     authorizer: Authorizer
     middleware: AuthenticationMiddleware
+    local: LocalTokens | None = None  # the catalog's own tokens (service principals)
+
+    @property
+    def authenticates(self) -> bool:
+        return self.middleware.enabled
 
     async def start(self) -> None:
         if self.verifier is not None:
             await self.verifier.start()
+
+
+def local_tokens(settings: Settings) -> LocalTokens | None:
+    """The service-principal token signer and verifier, when enabled.
+
+    Raises: ValueError without a secrets key (the signing key is derived from it).
+    """
+    if not settings.service_principals.enabled:
+        return None
+    if settings.secrets_key is None and settings.pg_dsn is not None:
+        raise ValueError("CATALOG_ES__SERVICE_PRINCIPALS__ENABLED needs a secrets key: set CATALOG_ES__SECRETS_KEY")
+    store = SecretStore(load_secrets_key(settings.secrets_key, settings.data_path))
+    return LocalTokens(
+        store.signing_key(TOKEN_SIGNING_PURPOSE),
+        RevocationList(),
+        lifetime_seconds=settings.service_principals.token_lifetime_seconds,
+    )
 
 
 def build_auth(settings: Settings) -> AuthComponents:
@@ -36,13 +62,18 @@ def build_auth(settings: Settings) -> AuthComponents:
             roles_claim=settings.openid_roles_claim,
         )
         verifier = OidcVerifier(config)
+    local = local_tokens(settings)
     builtin = settings.authz.backend == "builtin"
-    if builtin and verifier is None:
-        raise ValueError("CATALOG_ES__AUTHZ__BACKEND=builtin needs authentication: set CATALOG_ES__OPENID_PROVIDER_URI")
+    if builtin and verifier is None and local is None:
+        raise ValueError(
+            "CATALOG_ES__AUTHZ__BACKEND=builtin needs authentication: set CATALOG_ES__OPENID_PROVIDER_URI"
+            " or CATALOG_ES__SERVICE_PRINCIPALS__ENABLED=true"
+        )
     provisioner = UserProvisioner()
     return AuthComponents(
         verifier=verifier,
         provisioner=provisioner,
         authorizer=Authorizer(enabled=builtin),
-        middleware=AuthenticationMiddleware(verifier, provisioner),
+        middleware=AuthenticationMiddleware(verifier, provisioner, local),
+        local=local,
     )

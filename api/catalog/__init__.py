@@ -11,6 +11,7 @@ from api.catalog.config import get_config
 from api.catalog.credentials import load_credentials
 from api.catalog.events import query_events
 from api.catalog.namespaces import NamespacesController
+from api.catalog.oauth import get_token
 from api.catalog.path import PATH
 from api.catalog.planning import PLANNING_ROUTES
 from api.catalog.sign import SIGN_ROUTES
@@ -25,6 +26,7 @@ def catalog_router(idempotency_key_lifetime: timedelta) -> Router:
         PATH,
         route_handlers=[
             get_config,
+            get_token,
             NamespacesController,
             TablesController,
             load_credentials,

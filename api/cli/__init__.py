@@ -12,9 +12,11 @@ from typing import Annotated
 import typer
 
 from api.cli.audit import audit_cli
+from api.cli.catalog_import import export_catalog, import_catalog
 from api.cli.config import config_cli
 from api.cli.events import events_cli
 from api.cli.maintenance import maintenance_cli
+from api.cli.principals import principal_cli
 from api.cli.projections import projections_cli, projector_cli
 from api.cli.relay import relay
 from api.cli.serve import migrate_command, serve
@@ -28,12 +30,15 @@ cli.command()(serve)
 cli.command("migrate")(migrate_command)
 cli.command()(relay)
 cli.command()(worker)
+cli.command("import")(import_catalog)
+cli.command("export-catalog")(export_catalog)
 cli.add_typer(events_cli, name="events")
 cli.add_typer(audit_cli, name="audit")
 cli.add_typer(projector_cli, name="projector")
 cli.add_typer(projections_cli, name="projections")
 cli.add_typer(spark_cli, name="spark")
 cli.add_typer(maintenance_cli, name="maintenance")
+cli.add_typer(principal_cli, name="principal")
 cli.add_typer(config_cli, name="config")
 
 

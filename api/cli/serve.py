@@ -50,7 +50,13 @@ def _process_lines(settings: Settings, *, relay: str | None) -> list[str]:
 
 
 async def _serve(
-    settings: Settings, dsn: str, door: FrontDoor, relay: RelayConfig | None = None, *, projectors: bool = False
+    settings: Settings,
+    dsn: str,
+    door: FrontDoor,
+    relay: RelayConfig | None = None,
+    *,
+    projectors: bool = False,
+    secure_lines: str = "",
 ) -> None:
     """The API, and with `relay` the NATS relay (with `projectors` the projector processes) as background tasks;
     the task worker too unless `task_worker.enabled` is false."""
@@ -73,7 +79,9 @@ async def _serve(
     while not server.started and not serving.done():  # noqa: ASYNC110 - uvicorn offers only a flag
         await asyncio.sleep(0.05)
     if server.started:  # the port accepts connections from here on
-        typer.echo(banner(door) + "\n".join(_process_lines(settings, relay=relay.url if relay else None)))
+        typer.echo(
+            banner(door) + "\n".join(_process_lines(settings, relay=relay.url if relay else None)) + secure_lines
+        )
     relaying = asyncio.create_task(run_relay(dsn, relay, relay_metrics)) if relay and relay_metrics else None
     projecting = asyncio.create_task(run_projectors(dsn, PROCESS_PROJECTIONS)) if projectors else None
     stop_working = asyncio.Event()
@@ -116,6 +124,15 @@ def serve(
     ] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="uvicorn worker processes [default: 1]")] = None,
     allow_newer_schema: AllowNewerSchema = None,
+    secure: Annotated[
+        bool,
+        typer.Option(
+            "--secure",
+            help="Authentication on without an identity provider: the builtin authorizer and service principals;"
+            " on a fresh catalog creates the first admin principal and prints its credential (once). The data dir"
+            " stays secure for later runs",
+        ),
+    ] = False,
 ) -> None:
     """Run the catalog: migrate, bootstrap the default warehouse, serve the API (and the NATS relay)."""
     from api.logging import configure_logging  # noqa: PLC0415 - the CLI imports lazily (fast --help)
@@ -124,12 +141,14 @@ def serve(
     from api.runtime.front_door import existing_warehouses, front_door  # noqa: PLC0415
     from api.runtime.nats import nats_url  # noqa: PLC0415
     from api.runtime.schema_check import migrate_or_exit  # noqa: PLC0415
+    from api.runtime.secure import connect_lines, first_admin, secured  # noqa: PLC0415
     from api.runtime.serving_record import local_catalog_uri, serving_recorded  # noqa: PLC0415
     from api.runtime.task_worker import task_worker_thread  # noqa: PLC0415
 
     settings = cli_settings(
         data_dir, create=True, host=host, port=port, workers=workers, allow_newer_schema=allow_newer_schema or None
     )
+    settings = secured(settings, requested=secure)
     if not _PORT_RANGE[0] <= settings.port <= _PORT_RANGE[1]:  # from the environment, which typer does not check
         fail(f"port {settings.port} is not in {_PORT_RANGE[0]}..{_PORT_RANGE[1]}", 2)
     _stop_on_sigterm()
@@ -137,30 +156,37 @@ def serve(
     dsn = cli_dsn(settings)
     migrate_or_exit(dsn, settings.allow_newer_schema)
     asyncio.run(bootstrap(dsn, settings))
+    secure_lines = ""
+    if settings.service_principals.enabled and settings.authz.backend == "builtin":
+        # With an OpenID provider its admin bootstraps the server (POST /bootstrap), as without principals.
+        made = None if settings.openid_provider_uri else asyncio.run(first_admin(dsn, settings))
+        secure_lines = "\n\n" + connect_lines(settings, made)
     door = front_door(settings, asyncio.run(existing_warehouses(settings, dsn)))
     # The operator CLI on this data dir (`maintenance run`) reaches this server through the record.
     with serving_recorded(settings.data_path, local_catalog_uri(settings.host, settings.port)):
         if settings.workers > 1:
-            _announce_when_listening(settings, door)
+            _announce_when_listening(settings, door, secure_lines)
             with task_worker_thread(settings, dsn) if settings.task_worker.enabled else contextlib.nullcontext():
                 serve_workers(settings, dsn)
             return
         url, embedded_nats = nats_url(settings, start=True)
         try:
             relay = settings.nats.at(url) if url else None
-            run_fast(_serve(settings, dsn, door, relay, projectors=settings.pg_dsn is None))  # embedded: in-process
+            run_fast(  # embedded: in-process
+                _serve(settings, dsn, door, relay, projectors=settings.pg_dsn is None, secure_lines=secure_lines)
+            )
         finally:
             if embedded_nats:
                 embedded_nats.stop()
 
 
-def _announce_when_listening(settings: Settings, door: FrontDoor) -> None:
+def _announce_when_listening(settings: Settings, door: FrontDoor, secure_lines: str = "") -> None:
     """Print the banner once a worker answers (uvicorn's workers take a while to start)."""
     from api.runtime.front_door import banner, wait_until_serving  # noqa: PLC0415 - the CLI imports lazily
 
     def announce() -> None:
         if wait_until_serving(f"{door.base_url}/health", timeout=300):
-            typer.echo(banner(door) + "\n".join(_process_lines(settings, relay=None)))
+            typer.echo(banner(door) + "\n".join(_process_lines(settings, relay=None)) + secure_lines)
 
     threading.Thread(target=announce, name="catalog-es banner", daemon=True).start()
 

@@ -14,10 +14,12 @@ from api.management.permissions import PermissionsController
 from api.management.projects import PROJECT_ROUTES
 from api.management.protection import ProtectionController
 from api.management.read_policies import ReadPoliciesController
+from api.management.release import RELEASE_ROUTES
 from api.management.roles import RolesController
 from api.management.search import search_warehouse
 from api.management.search_tabular import search_tabular
 from api.management.server import bootstrap, server_info
+from api.management.service_principals import ServicePrincipalsController
 from api.management.statistics import get_warehouse_statistics
 from api.management.tasks import TasksController
 from api.management.users import UsersController, whoami
@@ -43,8 +45,10 @@ def management_router() -> Router:
             get_warehouse_statistics,
             get_endpoint_statistics,
             ProtectionController,
+            *RELEASE_ROUTES,
             UsersController,
             whoami,
+            ServicePrincipalsController,
             RolesController,
             PermissionsController,
             ReadPoliciesController,

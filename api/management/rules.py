@@ -19,6 +19,12 @@ from catalog_es.storage.profiles import system_identity_of
 from projections.permissions import queries as permissions_queries
 
 
+async def server_admin(check: Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]) -> None:
+    """Server admins only (service principals: credentials that act server-wide, like managing other users)."""
+    if not await check.authz.allowed(check.conn, check.principal, SERVER_OBJECT_ID, "admin"):
+        raise NotAuthorizedError("Only a server admin may do this")
+
+
 def on_project(privilege: str | None) -> Rule:
     async def rule(check: Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]) -> None:
         project_id = project_id_of(connection, services(connection.app.state).settings)

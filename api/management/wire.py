@@ -240,3 +240,39 @@ class RoleMember(msgspec.Struct, rename="kebab", forbid_unknown_fields=True, kw_
 
 class RoleMembers(AccessRequest):
     members: list[RoleMember]
+
+
+class CreateServicePrincipalRequest(Request):
+    name: Name
+
+
+class ServicePrincipal(Response):
+    """A service principal as anyone with the right may read it: never its secret."""
+
+    client_id: uuid.UUID
+    user_id: str
+    name: str
+    key_version: int
+    created_at: datetime
+    updated_at: datetime | None
+    revoked_at: datetime | None
+
+
+class ServicePrincipalCredentials(Response):
+    """Shown once, to the creator or rotator: the secret is stored only as a hash."""
+
+    client_id: uuid.UUID
+    client_secret: str
+    credential: str  # `<client id>:<client secret>`, as pyiceberg and Spark take it
+    user_id: str
+    key_version: int
+
+
+class ListServicePrincipalsResponse(Response):
+    service_principals: list[ServicePrincipal]
+
+
+class ReleaseRequest(Request):
+    """Where the table or view went (a catalog URI or name), recorded with the event."""
+
+    released_to: Name

@@ -62,6 +62,12 @@ def serve_workers(settings: Settings, dsn: str) -> None:
     Settings given on the command line reach the workers through the environment.
     """
     os.environ[_WORKER_DSN] = dsn
-    for name, value in (("DATA_DIR", settings.data_dir), ("HOST", settings.host), ("PORT", str(settings.port))):
+    for name, value in (
+        ("DATA_DIR", settings.data_dir),
+        ("HOST", settings.host),
+        ("PORT", str(settings.port)),
+        ("AUTHZ__BACKEND", settings.authz.backend),  # `serve --secure`
+        ("SERVICE_PRINCIPALS__ENABLED", str(settings.service_principals.enabled).lower()),
+    ):
         os.environ[f"{ENV_PREFIX}{name}"] = value
     uvicorn.run("api.runtime.asgi:worker_app", factory=True, workers=settings.workers, **_options(settings))

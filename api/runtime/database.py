@@ -15,6 +15,7 @@ from catalog_es.store.eventstore import EventMetadata
 from catalog_es.store.idempotency import IDEMPOTENCY_MIGRATIONS
 from catalog_es.store.metrics_reports import METRICS_MIGRATIONS
 from catalog_es.store.migrations import EVENT_STORE_MIGRATIONS, apply_migrations
+from catalog_es.store.principal_secrets import PRINCIPAL_SECRET_MIGRATIONS
 from catalog_es.store.schema_guard import check_not_newer
 from catalog_es.store.secrets import SECRETS_MIGRATIONS
 from catalog_es.store.task_queue import TASK_LEASE_MIGRATIONS, TASK_QUEUE_MIGRATIONS
@@ -39,6 +40,7 @@ ALL_MIGRATIONS = (
     *TASK_QUEUE_MIGRATIONS,
     *TASK_LEASE_MIGRATIONS,
     *ENDPOINT_STATISTICS_MIGRATIONS,
+    *PRINCIPAL_SECRET_MIGRATIONS,
 )
 
 

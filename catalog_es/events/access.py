@@ -143,6 +143,43 @@ class ReadPolicyRemoved(ReadPolicyEvent, frozen=True, kw_only=True):
     type_name = "io.catalog-es.read-policy.removed.v1"
 
 
+class ServicePrincipalEvent(AccessEvent, frozen=True, kw_only=True):
+    """A service principal: a client id and secret for the catalog's own OAuth2 endpoint, acting as user
+    `user_id`. Secrets and their hashes never appear here: an event carries at most the secret's version."""
+
+    stream_kind = "service-principal"
+    client_id: uuid.UUID
+
+    @property
+    def entity_id(self) -> uuid.UUID:
+        return self.client_id
+
+
+class ServicePrincipalCreated(ServicePrincipalEvent, frozen=True, kw_only=True):
+    type_name = "io.catalog-es.service-principal.created.v1"
+    user_id: str
+    name: str
+    key_version: int = 1
+
+
+class ServicePrincipalSecretRotated(ServicePrincipalEvent, frozen=True, kw_only=True):
+    """A new secret (version `key_version`) replaced the old one; tokens issued under older versions are refused."""
+
+    type_name = "io.catalog-es.service-principal.secret-rotated.v1"
+    key_version: int
+
+
+class ServicePrincipalRevoked(ServicePrincipalEvent, frozen=True, kw_only=True):
+    """No further tokens, and tokens already issued are refused; final (create a new principal instead)."""
+
+    type_name = "io.catalog-es.service-principal.revoked.v1"
+
+
+SERVICE_PRINCIPAL_EVENTS: tuple[type[Event], ...] = (
+    ServicePrincipalCreated,
+    ServicePrincipalSecretRotated,
+    ServicePrincipalRevoked,
+)
 ACCESS_EVENTS: tuple[type[Event], ...] = (
     UserCreated,
     UserUpdated,
@@ -155,4 +192,5 @@ ACCESS_EVENTS: tuple[type[Event], ...] = (
     ManagedAccessSet,
     ReadPolicySet,
     ReadPolicyRemoved,
+    *SERVICE_PRINCIPAL_EVENTS,
 )

@@ -56,11 +56,17 @@ class EventMetadata(msgspec.Struct, frozen=True):
 
     actor: str = "anonymous"
     request_id: str | None = None
+    imported_from: str | None = None  # `catalog-es import`: the source catalog and object the event adopted
+    released_to: str | None = None  # a hand-off: the catalog a released table or view went to
 
     def extensions(self) -> Json:
         extensions: Json = {"actor": self.actor}
         if self.request_id:
             extensions["requestid"] = self.request_id
+        if self.imported_from:
+            extensions["importedfrom"] = self.imported_from
+        if self.released_to:
+            extensions["releasedto"] = self.released_to
         return extensions
 
 

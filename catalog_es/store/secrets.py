@@ -130,6 +130,10 @@ class SecretStore:
         """AES-256-GCM under a key derived from the secrets key for `purpose` (independent of this store's)."""
         return Sealer(_derive(self._key, f"catalog-es {purpose}: encryption".encode()))
 
+    def signing_key(self, purpose: str) -> bytes:
+        """A key derived from the secrets key for `purpose` (e.g. signing the catalog's own tokens)."""
+        return _derive(self._key, f"catalog-es {purpose}: signing".encode())
+
     def fingerprint(self, document: Json) -> str:
         """A keyed hash of the document (keys sorted): stable for equal documents, opaque without the key."""
         canonical = msgspec.json.encode(document, order="sorted")

@@ -45,3 +45,15 @@ def _ancestors(location: str) -> list[str]:
         path = f"{path}/{segment}"
         found += [path, path + "/"]
     return found
+
+
+_VIEW: Final = (
+    "SELECT v.id, v.warehouse_id, v.namespace_id, n.parts, v.name, v.location, v.metadata_location,"
+    " v.metadata, v.version, 'view' FROM views v JOIN namespaces n ON n.id = v.namespace_id"
+)
+
+
+async def view_by_id(conn: Connection, warehouse_id: uuid.UUID, view_id: uuid.UUID) -> TabularRow | None:
+    cursor = await conn.execute(f"{_VIEW} WHERE v.warehouse_id = %s AND v.id = %s".encode(), (warehouse_id, view_id))
+    row = await cursor.fetchone()
+    return TabularRow(*row) if row else None

@@ -39,6 +39,9 @@ from catalog_es.events.access import (
     RoleCreated,
     RoleDeleted,
     RoleUpdated,
+    ServicePrincipalCreated,
+    ServicePrincipalRevoked,
+    ServicePrincipalSecretRotated,
     UserCreated,
     UserDeleted,
     UserUpdated,
@@ -59,6 +62,7 @@ PERMISSION_TABLES = (
     "authz_grants",
     "authz_principals",
     "authz_read_policies",
+    "authz_service_principals",
 )
 # Actors that are not users: nobody becomes owner through them.
 _NOT_USERS = frozenset({"anonymous", "system"})
@@ -254,6 +258,31 @@ async def _(event: UserDeleted, conn: Connection, recorded: RecordedEvent) -> No
 
 
 @_apply.register
+async def _(event: ServicePrincipalCreated, conn: Connection, recorded: RecordedEvent) -> None:
+    await conn.execute(
+        "INSERT INTO authz_service_principals (client_id, user_id, name, key_version, created_at)"
+        " VALUES (%s, %s, %s, %s, %s)",
+        (event.client_id, event.user_id, event.name, event.key_version, recorded.time),
+    )
+
+
+@_apply.register
+async def _(event: ServicePrincipalSecretRotated, conn: Connection, recorded: RecordedEvent) -> None:
+    await conn.execute(
+        "UPDATE authz_service_principals SET key_version = %s, updated_at = %s WHERE client_id = %s",
+        (event.key_version, recorded.time, event.client_id),
+    )
+
+
+@_apply.register
+async def _(event: ServicePrincipalRevoked, conn: Connection, recorded: RecordedEvent) -> None:
+    await conn.execute(
+        "UPDATE authz_service_principals SET revoked_at = %s, updated_at = %s WHERE client_id = %s",
+        (recorded.time, recorded.time, event.client_id),
+    )
+
+
+@_apply.register
 async def _(event: RoleCreated, conn: Connection, recorded: RecordedEvent) -> None:
     await conn.execute(
         "INSERT INTO authz_roles (id, project_id, name, name_key, description, created_at)"
@@ -335,6 +364,21 @@ async def _(event: ReadPolicyRemoved, conn: Connection, recorded: RecordedEvent)
 PERMISSION_MIGRATIONS = (
     Migration("0701_permissions_read_model", packaged_sql("projections.permissions", "permissions.sql")),
     Migration("0702_read_policies", packaged_sql("projections.permissions", "read_policies.sql")),
+    Migration(
+        "0703_service_principals",
+        """
+        -- Service principals as the log describes them (no secret, no hash: see service_principal_secrets).
+        CREATE TABLE authz_service_principals (
+            client_id uuid PRIMARY KEY,
+            user_id text NOT NULL,
+            name text NOT NULL,
+            key_version integer NOT NULL,
+            created_at timestamptz NOT NULL,
+            updated_at timestamptz,
+            revoked_at timestamptz
+        );
+        """,
+    ),
 )
 
 

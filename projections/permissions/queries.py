@@ -273,3 +273,36 @@ class AccessReadModel:
 
     async def object_kind(self, conn: Connection, object_id: uuid.UUID) -> str | None:
         return await object_kind(conn, object_id)
+
+
+class ServicePrincipalRow(msgspec.Struct, frozen=True):
+    client_id: uuid.UUID
+    user_id: str
+    name: str
+    key_version: int
+    created_at: datetime
+    updated_at: datetime | None
+    revoked_at: datetime | None
+
+
+_SERVICE_PRINCIPAL = (
+    "SELECT client_id, user_id, name, key_version, created_at, updated_at, revoked_at FROM authz_service_principals"
+)
+
+
+async def service_principal(conn: Connection, client_id: uuid.UUID) -> ServicePrincipalRow | None:
+    cursor = await conn.execute(f"{_SERVICE_PRINCIPAL} WHERE client_id = %s".encode(), (client_id,))
+    row = await cursor.fetchone()
+    return ServicePrincipalRow(*row) if row else None
+
+
+async def list_service_principals(conn: Connection, *, include_revoked: bool = False) -> list[ServicePrincipalRow]:
+    where = "" if include_revoked else " WHERE revoked_at IS NULL"
+    cursor = await conn.execute(f"{_SERVICE_PRINCIPAL}{where} ORDER BY created_at, client_id".encode())
+    return [ServicePrincipalRow(*row) for row in await cursor.fetchall()]
+
+
+async def token_floors(conn: Connection) -> dict[uuid.UUID, int | None]:
+    """Every service principal's lowest valid secret version (None: revoked), for the revocation list."""
+    cursor = await conn.execute("SELECT client_id, key_version, revoked_at IS NOT NULL FROM authz_service_principals")
+    return {row[0]: (None if row[2] else int(row[1])) for row in await cursor.fetchall()}

@@ -7,7 +7,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -33,6 +33,7 @@ class RunningCatalog(Struct):
     base_url: str
     data_dir: Path
     env: dict[str, str]
+    log_path: Path | None = None
 
     @property
     def catalog_uri(self) -> str:
@@ -53,7 +54,9 @@ def server_env_overrides() -> dict[str, str]:
     return dict(pair.split("=", 1) for pair in pairs)
 
 
-def start_catalog(data_dir: Path, env: dict[str, str], port: int | None = None) -> RunningCatalog:
+def start_catalog(
+    data_dir: Path, env: dict[str, str], port: int | None = None, args: Sequence[str] = ()
+) -> RunningCatalog:
     """Start the server and wait until /health answers 200 (or fail with its output).
 
     File warehouses may lie anywhere in the test's temporary directory (the data dir's parent) unless
@@ -70,7 +73,7 @@ def start_catalog(data_dir: Path, env: dict[str, str], port: int | None = None) 
     log_path = data_dir.parent / f"serve-{port}.log"
     with log_path.open("ab") as log:  # the child keeps its own copy of the descriptor
         process = subprocess.Popen(
-            [*CLI, "serve", "--data-dir", str(data_dir), "--port", str(port)],
+            [*CLI, "serve", "--data-dir", str(data_dir), "--port", str(port), *args],
             env={**TEST_ALLOWED_HOSTS, **env},
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -82,7 +85,7 @@ def start_catalog(data_dir: Path, env: dict[str, str], port: int | None = None) 
             raise RuntimeError(f"catalog-es serve exited with {process.returncode}: {log_path.read_text()}")
         try:
             if httpx.get(f"{base_url}/health", timeout=1).status_code == 200:
-                return RunningCatalog(process=process, base_url=base_url, data_dir=data_dir, env=env)
+                return RunningCatalog(process=process, base_url=base_url, data_dir=data_dir, env=env, log_path=log_path)
         except httpx.TransportError:
             pass
         time.sleep(0.2)

@@ -1,0 +1,75 @@
+"""Hand-off routes: `POST /warehouse/{id}/{table|view}/{id}/release` removes it here without touching a file."""
+
+from __future__ import annotations
+
+import uuid
+
+from litestar import post
+from litestar.di import NamedDependency
+from litestar.params import FromPath, JSONBody
+
+from api.auth.rules import requires
+from api.dependencies import RequestScope
+from api.management.access_checks import not_found
+from api.management.rules import on_object_in_warehouse
+from api.management.wire import ReleaseRequest
+from catalog_es.identifiers import Namespace
+from catalog_es.store.database import Connection
+from commands.release import ReleaseTabular, handle_release
+from projections.catalog.sign_lookup import table_by_id, view_by_id
+
+
+async def _release(
+    req: RequestScope, conn: Connection, warehouse_id: uuid.UUID, object_id: uuid.UUID, *, view: bool, to: str
+) -> None:
+    row = await (view_by_id if view else table_by_id)(conn, warehouse_id, object_id)
+    if row is None:
+        raise not_found("view" if view else "table", object_id)
+    command = ReleaseTabular(
+        warehouse_id=warehouse_id,
+        tabular_id=object_id,
+        namespace=Namespace(tuple(row.namespace)),
+        name=row.name,
+        view=view,
+        released_to=to,
+        metadata=req.meta,
+    )
+    await handle_release(command, req.ctx)
+
+
+@post(
+    "/warehouse/{warehouse_id:uuid}/table/{object_id:uuid}/release",
+    status_code=204,
+    operation_id="release_table",
+    opt=requires(on_object_in_warehouse("table", "modify")),
+)
+async def release_table(
+    req: NamedDependency[RequestScope],
+    conn: NamedDependency[Connection],
+    warehouse_id: FromPath[uuid.UUID],
+    object_id: FromPath[uuid.UUID],
+    data: JSONBody[ReleaseRequest],
+) -> None:
+    """Hand the table off: no purge, no soft delete, its location claim released. Raises: NoSuchTableError,
+    ProtectedError."""
+    await _release(req, conn, warehouse_id, object_id, view=False, to=data.released_to)
+
+
+@post(
+    "/warehouse/{warehouse_id:uuid}/view/{object_id:uuid}/release",
+    status_code=204,
+    operation_id="release_view",
+    opt=requires(on_object_in_warehouse("view", "modify")),
+)
+async def release_view(
+    req: NamedDependency[RequestScope],
+    conn: NamedDependency[Connection],
+    warehouse_id: FromPath[uuid.UUID],
+    object_id: FromPath[uuid.UUID],
+    data: JSONBody[ReleaseRequest],
+) -> None:
+    """Hand the view off (its metadata files stay). Raises: NoSuchViewError, ProtectedError."""
+    await _release(req, conn, warehouse_id, object_id, view=True, to=data.released_to)
+
+
+RELEASE_ROUTES = (release_table, release_view)
