@@ -28,6 +28,9 @@ if [[ -z "${CONTAINERS_CONF:-}" ]] && ! grep -qs '^[[:space:]]*default_ulimits' 
     export CONTAINERS_CONF="$conf"
 fi
 
+# Builds run their RUN steps in a chroot (an OCI runtime per step fails here), also when podman-compose builds.
+export BUILDAH_ISOLATION="${BUILDAH_ISOLATION:-chroot}"
+
 runtime="${PODMAN_RUNTIME:-}"
 if [[ -z "$runtime" ]] && command -v runc >/dev/null; then runtime=runc; fi
 global=(--cgroup-manager="${PODMAN_CGROUP_MANAGER:-cgroupfs}")
