@@ -29,7 +29,9 @@ def podman_missing() -> str | None:
 
 def podman(*arguments: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess[str]:
     """Run `podman ARGUMENTS` through the wrapper; a failure carries podman's output."""
-    result = subprocess.run([PODMAN, *arguments], capture_output=True, text=True, timeout=timeout, check=False)
+    result = subprocess.run(
+        [PODMAN, *arguments], capture_output=True, text=True, errors="replace", timeout=timeout, check=False
+    )
     if check and result.returncode != 0:
         raise AssertionError(
             f"podman {' '.join(arguments)} exited {result.returncode}:\n{result.stdout}{result.stderr}"

@@ -67,6 +67,15 @@ def _logs(project: str, services: dict[str, dict[str, Any]]) -> str:
     )
 
 
+def _services() -> dict[str, dict[str, Any]]:
+    """compose.yaml's services with compose.podman.yaml's keys over them (podman-compose 1.0 has no `config`)."""
+    services: dict[str, dict[str, Any]] = {}
+    for file in ("compose.yaml", "compose.podman.yaml"):
+        for name, service in yaml.safe_load((COMPOSE / file).read_text())["services"].items():
+            services[name] = {**services.get(name, {}), **service}
+    return services
+
+
 @pytest.fixture(scope="module")
 def stack() -> Iterator[Stack]:
     built = subprocess.run(
@@ -91,14 +100,10 @@ def stack() -> Iterator[Stack]:
         "WAREHOUSE_BUCKET": "lake",
     }
     project = f"cetest{uuid.uuid4().hex[:8]}"
-    services = {
-        name: service
-        for name, service in yaml.safe_load(_compose(project, environment, "config"))["services"].items()
-        if name not in NOT_STARTED
-    }
+    services = {name: service for name, service in _services().items() if name not in NOT_STARTED}
     try:
         _compose(project, environment, "up", "-d", "--no-build", *services)
-        deadline = time.monotonic() + 420
+        deadline = time.monotonic() + 300
         while _state(project, "create-warehouse") != ("exited", "0") and time.monotonic() < deadline:
             time.sleep(3)
         assert _state(project, "create-warehouse") == ("exited", "0"), _logs(project, services)

@@ -18,7 +18,7 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
     rm -f "$password_file"
     echo "host all all all scram-sha-256" >>"$PGDATA/pg_hba.conf"
     pg_ctl -D "$PGDATA" -o "-c listen_addresses=''" -w start >/dev/null
-    if [ "$POSTGRES_DB" != "$POSTGRES_USER" ] && [ "$POSTGRES_DB" != postgres ]; then
+    if [ "$POSTGRES_DB" != postgres ]; then
         createdb -U "$POSTGRES_USER" "$POSTGRES_DB"
     fi
     pg_ctl -D "$PGDATA" -m fast -w stop >/dev/null
