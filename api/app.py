@@ -22,13 +22,13 @@ from api.endpoint_statistics import EndpointStatistics, EndpointStatisticsMiddle
 from api.errors import EXCEPTION_HANDLERS
 from api.health import health
 from api.http_metrics import HttpMetrics, HttpMetricsMiddleware
+from api.lifespans import follow_warehouse_events
 from api.logging import RequestIdMiddleware
 from api.management import management_router
 from api.metrics import METRICS_ROUTER, metrics_text, serve_text
 from api.openapi import API_DOCS_ROUTES
 from api.settings import Settings
 from catalog_es.storage.outbound import disable_ambient_identity
-from projections.catalog.warehouse_invalidation import follow_warehouse_events
 from projections.relay.metrics import RelayMetrics
 
 

@@ -9,6 +9,8 @@ from typing import Any
 
 from api.auth.authorizer import Authorizer
 from api.auth.provisioning import UserProvisioner
+from api.maintenance.job import JobRunner, maintenance_handler
+from api.maintenance.scheduling import schedule_due
 from api.settings import Settings
 from catalog_es.clock import RandomIds, SystemClock
 from catalog_es.storage.file_roots import FileStorageRoots
@@ -16,7 +18,9 @@ from catalog_es.storage.vendor import CredentialVendor
 from catalog_es.store.database import Pool, open_pool
 from catalog_es.store.eventstore import EventStore, InlineProjector
 from catalog_es.store.secrets import Sealer, SecretStore, load_secrets_key
+from commands.builtin_tasks import builtin_task_handlers
 from commands.context import CommandContext
+from commands.task_handlers import MAINTENANCE, QueueRegistry
 from projections.catalog.as_of import AsOfCache
 from projections.catalog.queries import CatalogReadModel
 from projections.catalog.warehouse_cache import WarehouseCache
@@ -119,6 +123,20 @@ async def open_services(
         )
     finally:
         await pool.close()
+
+
+def task_queues(settings: Settings, *, maintenance: JobRunner | None = None) -> QueueRegistry:
+    """The static queue registry: the catalog's own queues (purge, expiry, metadata cleanup) and, given a Spark
+    runner, `maintenance` with the trigger evaluation as its scheduler step. A process serves a part of it
+    (`.only(...)`): `catalog-es worker` and `serve` the catalog's queues, `maintenance run` the Spark one."""
+    config = settings.task_worker
+    handlers = builtin_task_handlers(
+        purge_concurrency=config.purge_concurrency, purge_batch_size=config.purge_batch_size
+    )
+    if maintenance is None:
+        return QueueRegistry(handlers)
+    handlers[MAINTENANCE] = maintenance_handler(maintenance, settings.maintenance.lease_seconds)
+    return QueueRegistry(handlers, scheduler_steps=(schedule_due,))
 
 
 def services(state: Any) -> Services:

@@ -19,9 +19,10 @@ from api.auth.listing_filter import ListingAccess
 from api.auth.principal import Principal, request_principal
 from api.container import services
 from api.encoded_slash import decode_name
+from api.project_header import project_id_of
 from api.settings import Settings
 from catalog_es.errors import BadRequestError, ForbiddenError, NoSuchWarehouseError
-from catalog_es.identifiers import NIL_PROJECT_ID, Namespace
+from catalog_es.identifiers import Namespace
 from catalog_es.state import WarehouseRow, require_active
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import EventMetadata
@@ -136,22 +137,6 @@ async def _warehouse(prefix: str, state: State) -> WarehouseRow:
     if warehouse is None:
         raise NoSuchWarehouseError(f"Warehouse {prefix!r} does not exist")
     return require_active(warehouse)
-
-
-def project_id_of(connection: ASGIConnection[Any, Any, Any, Any], settings: Settings) -> uuid.UUID:
-    """The project named by the `x-project-id` header, else the default project (when enabled).
-
-    Raises: BadRequestError for a malformed header or a missing one with the default project disabled.
-    """
-    header = connection.headers.get("x-project-id")
-    if header is None:
-        if not settings.enable_default_project:
-            raise BadRequestError("Pass the project in the x-project-id header")
-        return NIL_PROJECT_ID
-    try:
-        return uuid.UUID(header)
-    except ValueError:
-        raise BadRequestError(f"x-project-id is not a UUID: {header!r}") from None
 
 
 def split_warehouse_name(value: str, project_id: uuid.UUID) -> tuple[uuid.UUID, str]:

@@ -11,9 +11,23 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from pyiceberg.exceptions import ValidationError as IcebergValidationError
 
-from api.catalog.wire import ErrorModel, IcebergErrorResponse
 from catalog_es import errors
 from catalog_es.store.database import check_idle_connections
+
+
+class ErrorModel(msgspec.Struct):
+    """The spec's error object: `message`, `type` (the exception's name) and the HTTP `code`."""
+
+    message: str
+    type: str
+    code: int
+
+
+class IcebergErrorResponse(msgspec.Struct):
+    """The spec's error envelope every API answers a failure with."""
+
+    error: ErrorModel
+
 
 # How long a client should wait before retrying while the database is unreachable (a restart takes seconds).
 RETRY_AFTER_SECONDS = 5

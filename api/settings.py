@@ -20,6 +20,7 @@ ENV_PREFIX = "CATALOG_ES__"
 class AuthzSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Authorization (`CATALOG_ES__AUTHZ__*`): `allowall` lets every authenticated caller do anything."""
 
+    # `builtin`: grants, bootstrapped by the first admin (POST /management/v1/bootstrap)
     backend: Literal["allowall", "builtin"] = "allowall"
 
 
@@ -32,7 +33,7 @@ class MetricsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """
 
     port: int | None = None  # unset: no open listener
-    host: str = "127.0.0.1"
+    host: str = "127.0.0.1"  # the open listener's address
 
 
 class EventsApiSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -41,10 +42,10 @@ class EventsApiSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
     `retained_from_position`: a retention horizon; a continuation token below it gets 410 (0: never).
     """
 
-    default_page_size: Annotated[int, msgspec.Meta(ge=1)] = 100
-    max_page_size: Annotated[int, msgspec.Meta(ge=1)] = 1000
+    default_page_size: Annotated[int, msgspec.Meta(ge=1)] = 100  # events per page when the client names no `pageSize`
+    max_page_size: Annotated[int, msgspec.Meta(ge=1)] = 1000  # a larger `pageSize` is capped to this
     scan_limit: Annotated[int, msgspec.Meta(ge=1)] = 10_000  # events one request examines at most
-    retained_from_position: Annotated[int, msgspec.Meta(ge=0)] = 0
+    retained_from_position: Annotated[int, msgspec.Meta(ge=0)] = 0  # a continuation token below it gets 410 (0: never)
 
 
 class UiSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -54,9 +55,10 @@ class UiSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     the redirect URI `<console origin>/ui/`. Unset with OIDC on: the console asks for a token to paste.
     """
 
-    enabled: bool = True
+    enabled: bool = True  # serve the console at /ui
+    # the provider's public client the console logs in as (authorization code + PKCE); unset: paste a token
     client_id: str | None = None
-    scope: str = "openid"
+    scope: str = "openid"  # the scopes the console asks the provider for
     resource: str | None = None  # an OAuth resource indicator, for providers that issue audience-bound tokens
 
 
@@ -72,15 +74,17 @@ class MaintenanceSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=Tru
     until it commits).
     """
 
-    spark_master: str = "local[*]"
-    spark_packages: str | None = None
+    spark_master: str = "local[*]"  # any Spark master: `local[*]`, `spark://host:7077`, `yarn`, `k8s://...`
+    spark_packages: str | None = None  # Maven coordinates to use instead of the offline jars
     parallelism: Annotated[int, msgspec.Meta(ge=1)] = 2  # jobs running at once on the worker's one session
     lease_seconds: Annotated[float, msgspec.Meta(gt=0)] = 300.0  # renewed every third of it while a job runs
     poll_seconds: Annotated[float, msgspec.Meta(gt=0)] = 30.0  # between trigger evaluations in the loop
+    # the catalog as Spark reaches it; unset: the URI the `serve` on this data dir records
     catalog_uri: str | None = None
-    credential: str | None = None
-    oauth2_server_uri: str | None = None
-    scope: str | None = None
+    credential: str | None = None  # `<client id>:<client secret>` of the maintenance OAuth2 client (authentication on)
+    oauth2_server_uri: str | None = None  # the provider's token endpoint for that client
+    scope: str | None = None  # the scope the maintenance client asks for
+    # orphan removal never deletes a younger file, whatever a policy says
     orphan_min_age_seconds: Annotated[float, msgspec.Meta(ge=0)] = 3600.0
 
 
@@ -88,7 +92,7 @@ class TaskWorkerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True
     """The task worker (`CATALOG_ES__TASK_WORKER__*`): `serve` runs one in-process unless `enabled` is false
     (then run `catalog-es worker` on its own); any number of workers share the queue."""
 
-    enabled: bool = True
+    enabled: bool = True  # `serve` runs one task worker (with `--workers N`: in its supervisor)
     slots: Annotated[int, msgspec.Meta(ge=1)] = 2  # tasks one worker runs at once
     poll_seconds: Annotated[float, msgspec.Meta(gt=0)] = 1.0  # pause when nothing is due
     lease_seconds: Annotated[float, msgspec.Meta(gt=0)] = 60.0  # a silent worker's task is claimable after this
@@ -100,18 +104,18 @@ class TaskWorkerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True
 class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Everything configurable. Without `pg_dsn` the catalog runs an embedded PostgreSQL in `data_dir`."""
 
-    pg_dsn: str | None = None
-    data_dir: str = ".catalog-es"
-    host: str = "127.0.0.1"
-    port: int = 8181
-    default_warehouse: str = "demo"
-    event_source: str = "/catalog-es"
-    log_level: str = "info"
-    log_json: bool = True
-    max_request_body_bytes: int = 10_000_000
+    pg_dsn: str | None = None  # external PostgreSQL (a libpq URI); unset: an embedded one in `data_dir`
+    data_dir: str = ".catalog-es"  # embedded mode's database, NATS store, secrets key and file warehouse
+    host: str = "127.0.0.1"  # the address the API listens on (`0.0.0.0` in a container)
+    port: int = 8181  # the API's port
+    default_warehouse: str = "demo"  # the file warehouse `serve` creates where the storage roots allow it
+    event_source: str = "/catalog-es"  # the CloudEvents `source` of every event this catalog records
+    log_level: str = "info"  # debug, info, warning or error
+    log_json: bool = True  # JSON log lines (structlog); false: console lines
+    max_request_body_bytes: int = 10_000_000  # a larger request body gets 413
     # How long a request waits for a database connection; past it (the database is down) it gets 503 + Retry-After.
     pg_pool_timeout_seconds: float = 2.0
-    idempotency_key_lifetime_minutes: int = 30
+    idempotency_key_lifetime_minutes: int = 30  # how long an `Idempotency-Key` replays its first answer
     # SIGTERM: stop accepting, let requests in flight finish for up to this long, then close what is left.
     graceful_shutdown_seconds: Annotated[float, msgspec.Meta(ge=0)] = 30.0
     allow_newer_schema: bool = False  # run against a database a newer catalog-es migrated (schema_guard.py)
@@ -140,8 +144,8 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # `azure-system-identity` / `gcp-system-identity` (AWS: none yet): off unless the operator enables it, and
     # then only a server admin or operator may give a warehouse such a credential (Lakekeeper's settings).
     enable_aws_system_credentials: bool = False
-    enable_azure_system_credentials: bool = False
-    enable_gcp_system_credentials: bool = False
+    enable_azure_system_credentials: bool = False  # see `enable_aws_system_credentials`
+    enable_gcp_system_credentials: bool = False  # see `enable_aws_system_credentials`
     metrics: MetricsSettings = MetricsSettings()
     events_api: EventsApiSettings = EventsApiSettings()
     # As-of prefixes (`<warehouse>@<time or position>`): how many replayed past catalogs are kept in memory.

@@ -6,10 +6,10 @@ import uuid
 
 import msgspec
 
-from catalog_es.errors import BadRequestError, NoSuchTableError
+from catalog_es.errors import BadRequestError, CommitFailedError, NoSuchTableError
 from catalog_es.events import Json
 from catalog_es.events.lifecycle import TableRestored
-from catalog_es.store.eventstore import EventMetadata
+from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError
 from commands.context import CommandContext, off_loop
 
 
@@ -30,6 +30,7 @@ async def handle_restore_table(cmd: RestoreTable, ctx: CommandContext) -> Json:
     Raises:
         NoSuchTableError: no live table with this id in the warehouse.
         BadRequestError: the location was never this table's, is its current one, or its file is gone.
+        CommitFailedError: the table was committed to since it was read (409: retry).
     """
     warehouse = await ctx.warehouse(cmd.warehouse_id)
     async with ctx.store.connection() as conn:
@@ -46,13 +47,16 @@ async def handle_restore_table(cmd: RestoreTable, ctx: CommandContext) -> Json:
         await off_loop(storage.read_metadata, cmd.metadata_location)
     except (OSError, ValueError, EOFError):
         raise BadRequestError(f"Metadata file {cmd.metadata_location} cannot be read any more") from None
-    async with ctx.store.transaction(cmd.metadata) as tx:
-        event = TableRestored(
-            table_id=row.id,
-            warehouse_id=row.warehouse_id,
-            previous_metadata_location=row.metadata_location,
-            metadata_location=cmd.metadata_location,
-            metadata=document,
-        )
-        await tx.append(event, expected_version=row.version)  # a commit since the read: 409, try again
+    event = TableRestored(
+        table_id=row.id,
+        warehouse_id=row.warehouse_id,
+        previous_metadata_location=row.metadata_location,
+        metadata_location=cmd.metadata_location,
+        metadata=document,
+    )
+    try:
+        async with ctx.store.transaction(cmd.metadata) as tx:
+            await tx.append(event, expected_version=row.version)
+    except StreamVersionConflictError:  # a commit since the read (outside the transaction): 409, try again
+        raise CommitFailedError(f"Table {cmd.table_id} was changed concurrently; retry the restore") from None
     return document

@@ -1,35 +1,35 @@
-"""The worker loop: claim due tasks of the registered queues, run their handlers, record the outcome.
+"""The one task runner: claim due tasks of a registry's queues, run their handlers, record the outcome.
 
 `slots` tasks run at once; each keeps its lease alive while its handler runs (renewing every third of the
-lease) and stops the handler when the lease is lost (the task was cancelled or taken over). Stopping the
-worker stops claiming and lets running handlers finish; a handler cut off (the process killed) leaves its
-lease to run out, and another worker resumes the task.
+lease) and the handler is stopped the moment the lease is lost (the task was cancelled or taken over): this is
+the only lease rule, for purges and Spark maintenance alike. Stopping the worker stops claiming and lets running
+handlers finish; a handler cut off (the process killed) leaves its lease to run out, and another worker resumes
+the task. The registry's scheduler steps (the maintenance triggers) run before claiming and once per idle poll.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
 from typing import Any
 
 import structlog
 
 from catalog_es.store.task_queue import Task
 from commands.context import CommandContext
-from commands.task_handlers import TaskLostError, task_handler
+from commands.task_handlers import QueueRegistry, TaskLostError
 from commands.tasks import BACKOFF_SECONDS, claim_task, complete_task, fail_task, renew_lease
 
 _log = structlog.get_logger(__name__)
 
 
 class TaskWorker:
-    """Runs the tasks of `queues` with the handlers registered for them."""
+    """Runs the tasks of the registry's queues with their handlers."""
 
     def __init__(
         self,
         ctx: CommandContext,
-        queues: Sequence[str],
+        registry: QueueRegistry,
         name: str,
         *,
         slots: int = 2,
@@ -37,22 +37,42 @@ class TaskWorker:
         lease_seconds: float = 60.0,
         backoff_seconds: float = BACKOFF_SECONDS,
     ) -> None:
-        self.ctx, self.queues, self.name = ctx, list(queues), name
+        self.ctx, self.registry, self.name = ctx, registry, name
+        self.queues = registry.queues
         self.slots, self.poll_seconds, self.lease_seconds = max(1, slots), poll_seconds, lease_seconds
         self.backoff_seconds = backoff_seconds
 
     async def run(self, stop: asyncio.Event) -> None:
         """Until `stop` is set: each slot claims and runs tasks, waiting `poll_seconds` when none is due."""
         _log.info("task worker started", worker=self.name, queues=self.queues, slots=self.slots)
-        await asyncio.gather(*(self._slot(stop) for _ in range(self.slots)))
+        await asyncio.gather(self._schedule(stop), *(self._slot(stop) for _ in range(self.slots)))
 
     async def run_until_idle(self) -> int:
-        """Run due tasks one after another until none is left; return how many ran (tests, `worker --once`)."""
+        """Run the scheduler steps once, then the due tasks (`slots` at a time) until none is left; return how
+        many ran (tests, `worker --once`, `maintenance run --once`)."""
+        await self._scheduler_steps()
+        counts = await asyncio.gather(*(self._drain() for _ in range(self.slots)))
+        return sum(counts)
+
+    async def _drain(self) -> int:
         ran = 0
         while (task := await claim_task(self.ctx, self.queues, self.name, self.lease_seconds)) is not None:
             await self.run_task(task)
             ran += 1
         return ran
+
+    async def _scheduler_steps(self) -> None:
+        for step in self.registry.scheduler_steps:
+            await step(self.ctx)
+
+    async def _schedule(self, stop: asyncio.Event) -> None:
+        while self.registry.scheduler_steps and not stop.is_set():
+            try:
+                await self._scheduler_steps()
+            except Exception:  # the database is away: evaluate again after a pause
+                _log.exception("a scheduler step failed", worker=self.name)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.poll_seconds)
 
     async def _slot(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -69,7 +89,7 @@ class TaskWorker:
 
     async def run_task(self, task: Task) -> None:
         """Run one claimed task to its recorded outcome (or to the loss of its lease)."""
-        handler = task_handler(task.queue)
+        handler = self.registry.handler(task.queue)
         log = _log.bind(task_id=str(task.task_id), queue=task.queue, attempt=task.attempt, worker=self.name)
         if handler is None:
             await fail_task(

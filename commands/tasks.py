@@ -179,6 +179,19 @@ async def cancel_task(ctx: CommandContext, task_id: uuid.UUID, metadata: EventMe
         await release_lease(tx.conn, task_id, keep_progress=False)
 
 
+async def cancel_unless_ended(ctx: CommandContext, task_id: uuid.UUID, metadata: EventMetadata) -> bool:
+    """Cancel a task a command made obsolete (an undrop's expiration); False when it had already ended.
+
+    For a command whose own change is committed already: a task an operator cancelled or that failed for good
+    has nothing left to stop, and the command must not answer as if its change had not happened.
+    """
+    try:
+        await cancel_task(ctx, task_id, metadata)
+    except TaskFinishedError:
+        return False
+    return True
+
+
 async def reschedule_task(ctx: CommandContext, task_id: uuid.UUID, due_at_ms: int, metadata: EventMetadata) -> None:
     """Move a waiting task's due time (`run-now`: now). A running task keeps running.
 

@@ -16,7 +16,7 @@ from catalog_es.store.eventstore import EventMetadata, Transaction
 from commands.context import CommandContext
 from commands.name_conflicts import name_holder
 from commands.tabulars import TABLE, VIEW
-from commands.tasks import cancel_task
+from commands.tasks import cancel_unless_ended
 
 TargetKind = Literal["table", "view", "namespace"]
 
@@ -61,7 +61,7 @@ async def handle_undrop_tabulars(cmd: UndropTabulars, ctx: CommandContext) -> li
             else:
                 restored.append(await _undrop_tabular(tx, ctx, cmd.warehouse_id, target, tasks))
     for task_id in tasks:
-        await cancel_task(ctx, task_id, cmd.metadata)
+        await cancel_unless_ended(ctx, task_id, cmd.metadata)
     return restored
 
 

@@ -28,7 +28,7 @@ from catalog_es.store.task_queue import Task
 from commands.context import CommandContext
 from commands.projects import validate_display_name
 from commands.task_handlers import TABULAR_EXPIRATION
-from commands.tasks import WORKER_METADATA, NewTask, cancel_task, schedule_task
+from commands.tasks import WORKER_METADATA, NewTask, cancel_unless_ended, schedule_task
 
 
 class UndeleteWarehouse(msgspec.Struct, frozen=True):
@@ -75,7 +75,7 @@ async def handle_undelete_warehouse(cmd: UndeleteWarehouse, ctx: CommandContext)
         event = WarehouseUndeleted(warehouse_id=held.id, project_id=held.project_id, name=name)
         await tx.append(event, expected_version=held.version)
     if held.expiration_task_id is not None:
-        await cancel_task(ctx, held.expiration_task_id, cmd.metadata)
+        await cancel_unless_ended(ctx, held.expiration_task_id, cmd.metadata)
     return name
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from psycopg import sql
 
-from catalog_es.events import NamespaceDropped, TableDropped, ViewDropped, WarehouseDeleted
+from catalog_es.events import Event, NamespaceDropped, TableDropped, ViewDropped, WarehouseDeleted
 from catalog_es.events.protection import (
     NamespaceProtectionSet,
     TableProtectionSet,
@@ -40,6 +40,18 @@ PROTECTION_MIGRATIONS = (
 _SET = (
     "INSERT INTO protections (id, kind, warehouse_id, protected, updated_at) VALUES (%s, %s, %s, %s, %s)"
     " ON CONFLICT (id) DO UPDATE SET protected = excluded.protected, updated_at = excluded.updated_at"
+)
+
+
+PROTECTION_TOPICS: tuple[type[Event], ...] = (
+    WarehouseProtectionSet,
+    NamespaceProtectionSet,
+    TableProtectionSet,
+    ViewProtectionSet,
+    TableDropped,
+    ViewDropped,
+    NamespaceDropped,
+    WarehouseDeleted,
 )
 
 

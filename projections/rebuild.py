@@ -41,7 +41,7 @@ async def rebuild_projection(
 
         while head - position > batch:  # catch up while writers continue; the rest is replayed under the lock
             async with conn.transaction():
-                position = await replay(conn, projection.apply, head, after=position, progress=report)
+                position = await replay(conn, projection.project, head, after=position, progress=report)
             head = await log_head(conn)
         async with conn.transaction():
             if projection.inline:
@@ -49,7 +49,7 @@ async def rebuild_projection(
             else:
                 await lock_checkpoint(conn, projection.name)
             head = await log_head(conn)
-            position = await replay(conn, projection.apply, after=position, progress=report)
+            position = await replay(conn, projection.project, after=position, progress=report)
             for table in projection.tables:
                 await conn.execute(
                     sql.SQL("DROP TABLE IF EXISTS {}.{}").format(sql.Identifier(live), sql.Identifier(table))

@@ -38,7 +38,7 @@ class ProjectorRunner:
             checkpoint = await lock_checkpoint(conn, name)
             events = await next_batch(conn, checkpoint, self._batch_size)
             if events:
-                await self._projection.apply(conn, events)
+                await self._projection.project(conn, events)
                 await insert_tracking(conn, Tracking(name, events[-1].position))
         return len(events)
 

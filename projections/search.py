@@ -34,6 +34,7 @@ from catalog_es.privileges import IMPLIED_BY
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from catalog_es.store.migrations import Migration
+from projections.topics import dispatched
 
 SEARCH_TABLES = ("search_namespaces", "tabular_search")
 SEARCH_MIGRATIONS = (
@@ -195,3 +196,7 @@ async def search_tabulars(
         SearchHit(kind=str(kind), id=id_, namespace=list(namespace), namespace_id=namespace_id, name=str(name))
         for kind, id_, namespace, namespace_id, name in await cursor.fetchall()
     ]
+
+
+# What this projector takes from the log: the events it has a function for (its fallback does nothing).
+SEARCH_TOPICS = dispatched(_apply)

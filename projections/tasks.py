@@ -32,10 +32,9 @@ def _instant(ms: int) -> datetime:
 
 
 async def project_tasks(conn: Connection, events: Sequence[RecordedEvent]) -> None:
-    """Apply events in order (only task events change the queue); the same function serves rebuilds."""
+    """Apply task events in order (the registry hands over only those: `TASK_EVENTS`); rebuilds use it too."""
     for recorded in events:
-        if recorded.type.startswith(("io.catalog-es.task.", "io.catalog-es.task-queue.")):
-            await _apply(recorded.decode(), conn, recorded)
+        await _apply(recorded.decode(), conn, recorded)
 
 
 @singledispatch

@@ -46,7 +46,7 @@ async def verify_projection(conn: Connection, projection: Projection) -> Verific
         live = await current_schema(conn)
         until = await log_head(conn) if projection.inline else await load_checkpoint(conn, projection.name)
         async with scratch_schema(conn, projection, purpose="verify") as scratch:
-            result.position = await replay(conn, projection.apply, until, batch=5000)
+            result.position = await replay(conn, projection.project, until, batch=5000)
             for table in projection.tables:
                 result.diffs.append(TableDiff(table, await _except(conn, live, scratch, table), []))
                 result.diffs[-1].only_replay = await _except(conn, scratch, live, table)

@@ -8,7 +8,7 @@ from typing import Any
 from litestar.connection import ASGIConnection
 
 from api.container import services
-from api.dependencies import project_id_of
+from api.project_header import project_id_of
 from api.settings import Settings
 
 _PROJECT = "catalog_es.target_project"

@@ -11,8 +11,9 @@ from api.as_of_prefix import split_warehouse_value
 from api.auth.rules import Check, Rule, read_body
 from api.catalog.wire import CommitTransactionRequest, CreateNamespaceRequest, RegisterTableRequest, RenameTableRequest
 from api.container import services
-from api.dependencies import parse_namespace, parse_parent, project_id_of, split_warehouse_name
+from api.dependencies import parse_namespace, parse_parent, split_warehouse_name
 from api.encoded_slash import decode_name
+from api.project_header import project_id_of
 from catalog_es.errors import NoSuchWarehouseError, NotAuthorizedError
 from catalog_es.identifiers import Namespace
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from litestar import Request
 
-from api.catalog import PATH
+from api.catalog.path import PATH
 from api.dependencies import RequestScope
 from catalog_es.identifiers import Namespace
 from catalog_es.storage.access_delegation import parse_access_delegation

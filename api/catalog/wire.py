@@ -15,16 +15,6 @@ class Wire(msgspec.Struct, rename="kebab", omit_defaults=True):
     """Base of the Iceberg REST wire family: kebab-case field names as in the spec."""
 
 
-class ErrorModel(msgspec.Struct):
-    message: str
-    type: str
-    code: int
-
-
-class IcebergErrorResponse(msgspec.Struct):
-    error: ErrorModel
-
-
 class CatalogConfig(Wire):
     defaults: dict[str, str]
     overrides: dict[str, str]

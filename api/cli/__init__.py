@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from api.cli.audit import audit_cli
+from api.cli.config import config_cli
 from api.cli.events import events_cli
 from api.cli.maintenance import maintenance_cli
 from api.cli.projections import projections_cli, projector_cli
@@ -33,6 +34,7 @@ cli.add_typer(projector_cli, name="projector")
 cli.add_typer(projections_cli, name="projections")
 cli.add_typer(spark_cli, name="spark")
 cli.add_typer(maintenance_cli, name="maintenance")
+cli.add_typer(config_cli, name="config")
 
 
 def _print_version(requested: bool) -> None:

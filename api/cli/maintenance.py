@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import time
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from api.cli.catalog_uri import resolve_catalog_uri
-from api.cli.session import DataDir, cli_dsn, cli_settings, command_group, fail, until_signalled
+from api.cli.session import DataDir, HealthHost, HealthPort, cli_dsn, cli_settings, command_group, fail
 from api.settings import Settings
 
 if TYPE_CHECKING:
@@ -45,22 +46,21 @@ def _runner(settings: Settings, catalog_uri: str) -> MaintenanceRunner:
     return MaintenanceRunner(spark, access, orphan_floor_seconds=options.orphan_min_age_seconds)
 
 
-async def _work(settings: Settings, runner: MaintenanceRunner, *, once: bool) -> int:
-    from api.container import open_services  # noqa: PLC0415
-    from api.maintenance.scheduling import schedule_due  # noqa: PLC0415
-    from api.maintenance.worker import WorkerOptions, run_worker  # noqa: PLC0415
-    from api.runtime.database import migrate  # noqa: PLC0415
+async def _work(
+    settings: Settings, runner: MaintenanceRunner, *, once: bool, health: tuple[str, int | None] = ("", None)
+) -> int:
+    from api.runtime.database import migrate  # noqa: PLC0415 - the CLI imports lazily (fast --help)
+    from api.runtime.health_listener import with_health  # noqa: PLC0415
+    from api.runtime.task_worker import run_maintenance_worker  # noqa: PLC0415
 
     dsn = cli_dsn(settings)
     await migrate(dsn)
-    options = settings.maintenance
-    worker = WorkerOptions(options.parallelism, options.lease_seconds, options.poll_seconds)
-    async with open_services(settings, dsn, pool_size=(1, options.parallelism + 2)) as services:
-        return await run_worker(services.ctx, runner, worker, once=once, scheduler_step=schedule_due)
-
-
-async def _loop(settings: Settings, runner: MaintenanceRunner) -> None:
-    await _work(settings, runner, once=False)
+    stop = asyncio.Event()
+    if not once:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop.set)  # finish the running jobs, claim no more
+    return await with_health(run_maintenance_worker(settings, dsn, runner, stop, once=once), *health)
 
 
 @maintenance_cli.command("run")
@@ -76,6 +76,8 @@ def run_command(
             "`serve` on this data dir records]"
         ),
     ] = None,
+    health_port: HealthPort = None,
+    health_host: HealthHost = "127.0.0.1",
 ) -> None:
     """Run due maintenance jobs on one SparkSession (`CATALOG_ES__MAINTENANCE__*`: master, parallelism, lease).
 
@@ -90,10 +92,8 @@ def run_command(
     uri = resolve_catalog_uri(settings, catalog_uri, settings.maintenance.catalog_uri)  # before any job is claimed
     runner = _runner(settings, uri)
     try:
+        ran = asyncio.run(_work(settings, runner, once=once, health=(health_host, health_port)))
         if once:
-            ran = asyncio.run(_work(settings, runner, once=True))
             typer.echo(f"{ran} maintenance job(s) run", err=True)
-        else:
-            asyncio.run(until_signalled(_loop(settings, runner)))
     finally:
         runner.spark.stop()

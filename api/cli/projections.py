@@ -10,7 +10,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from api.cli.audit_chain import ExpectAccessHead, ExpectHead, check_chains, print_chain
-from api.cli.session import DataDir, cli_dsn, cli_settings, command_group, fail, on_connection, until_signalled
+from api.cli.session import (
+    DataDir,
+    HealthHost,
+    HealthPort,
+    cli_dsn,
+    cli_settings,
+    command_group,
+    fail,
+    on_connection,
+    until_signalled,
+)
 
 if TYPE_CHECKING:
     from catalog_es.store.database import Connection
@@ -48,16 +58,20 @@ def run(
     data_dir: DataDir = None,
     batch_size: Annotated[int, typer.Option(min=1, help="Events per transaction")] = 500,
     poll_seconds: Annotated[float, typer.Option(min=0.01, help="Poll interval when no NOTIFY arrives")] = 1.0,
+    health_port: HealthPort = None,
+    health_host: HealthHost = "127.0.0.1",
 ) -> None:
     """Follow the event log from the checkpoint and keep the read model(s) up to date (until stopped)."""
     from api.runtime.database import migrate  # noqa: PLC0415 - the CLI imports lazily (fast --help)
+    from api.runtime.health_listener import with_health  # noqa: PLC0415
     from projections.registry import PROCESS_PROJECTIONS  # noqa: PLC0415
     from projections.runner import run_projectors  # noqa: PLC0415
 
     chosen = _chosen(name, every, PROCESS_PROJECTIONS)
     dsn = cli_dsn(cli_settings(data_dir))
     asyncio.run(migrate(dsn))
-    asyncio.run(until_signalled(run_projectors(dsn, chosen, batch_size=batch_size, poll_seconds=poll_seconds)))
+    projecting = run_projectors(dsn, chosen, batch_size=batch_size, poll_seconds=poll_seconds)
+    asyncio.run(until_signalled(with_health(projecting, health_host, health_port)))
 
 
 @projector_cli.command("status")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import threading
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -13,6 +14,7 @@ from api.cli.session import DataDir, cli_dsn, cli_settings, fail
 from api.settings import Settings
 
 if TYPE_CHECKING:
+    from api.runtime.front_door import FrontDoor
     from projections.relay.config import RelayConfig
 
 _PORT_RANGE = (1, 65535)
@@ -25,26 +27,31 @@ AllowNewerSchema = Annotated[
 ]
 
 
-def _connect_banner(settings: Settings) -> str:
-    uri = settings.public_uri
-    name = settings.default_warehouse
-    return f"""catalog-es is ready: {uri} (warehouse '{name}'), health at http://{settings.host}:{settings.port}/health
+def _process_lines(settings: Settings, *, relay: str | None) -> list[str]:
+    """Which of the catalog's processes this `serve` runs, and what the operator must run beside it."""
+    own = ["the API"]
+    elsewhere = []
+    if settings.workers > 1 or settings.pg_dsn is not None:
+        elsewhere.append("`catalog-es projector run --all`")
+    else:
+        own.append("the projectors")
+    if relay:
+        own.append("the NATS relay")
+    elif settings.workers > 1 and settings.nats.url:
+        elsewhere.append("`catalog-es relay`")
+    if settings.task_worker.enabled:
+        own.append("the task worker (purges, expiries)")
+    else:
+        elsewhere.append("`catalog-es worker` (purges and expiries run nowhere else)")
+    elsewhere.append("`catalog-es maintenance run` for Spark table maintenance")
+    lines = [f"Processes:  {settings.workers} API worker(s); this process runs {', '.join(own)}"]
+    lines.append(f"            run beside it: {', '.join(elsewhere)}")
+    return lines
 
-Connect pyiceberg:
-    from pyiceberg.catalog import load_catalog
-    catalog = load_catalog("catalog_es", type="rest", uri="{uri}", warehouse="{name}")
 
-Connect Spark (conf keys):
-    spark.sql.extensions=org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions
-    spark.sql.catalog.catalog_es=org.apache.iceberg.spark.SparkCatalog
-    spark.sql.catalog.catalog_es.type=rest
-    spark.sql.catalog.catalog_es.uri={uri}
-    spark.sql.catalog.catalog_es.warehouse={name}
-    spark.sql.catalog.catalog_es.io-impl=org.apache.iceberg.hadoop.HadoopFileIO
-"""
-
-
-async def _serve(settings: Settings, dsn: str, relay: RelayConfig | None = None, *, projectors: bool = False) -> None:
+async def _serve(
+    settings: Settings, dsn: str, door: FrontDoor, relay: RelayConfig | None = None, *, projectors: bool = False
+) -> None:
     """The API, and with `relay` the NATS relay (with `projectors` the projector processes) as background tasks;
     the task worker too unless `task_worker.enabled` is false."""
     import uvicorn  # noqa: PLC0415 - the CLI imports lazily (fast --help)
@@ -52,6 +59,7 @@ async def _serve(settings: Settings, dsn: str, relay: RelayConfig | None = None,
     from api.app import create_app  # noqa: PLC0415
     from api.encoded_slash import keep_encoded_slashes  # noqa: PLC0415
     from api.runtime.asgi import server_config  # noqa: PLC0415
+    from api.runtime.front_door import banner  # noqa: PLC0415
     from api.runtime.nats import run_relay  # noqa: PLC0415
     from api.runtime.task_worker import run_task_worker  # noqa: PLC0415
     from projections.registry import PROCESS_PROJECTIONS  # noqa: PLC0415
@@ -64,8 +72,8 @@ async def _serve(settings: Settings, dsn: str, relay: RelayConfig | None = None,
     serving = asyncio.create_task(server.serve())
     while not server.started and not serving.done():  # noqa: ASYNC110 - uvicorn offers only a flag
         await asyncio.sleep(0.05)
-    if server.started:
-        typer.echo(_connect_banner(settings))
+    if server.started:  # the port accepts connections from here on
+        typer.echo(banner(door) + "\n".join(_process_lines(settings, relay=relay.url if relay else None)))
     relaying = asyncio.create_task(run_relay(dsn, relay, relay_metrics)) if relay and relay_metrics else None
     projecting = asyncio.create_task(run_projectors(dsn, PROCESS_PROJECTIONS)) if projectors else None
     stop_working = asyncio.Event()
@@ -113,9 +121,11 @@ def serve(
     from api.logging import configure_logging  # noqa: PLC0415 - the CLI imports lazily (fast --help)
     from api.runtime.asgi import run_fast, serve_workers  # noqa: PLC0415
     from api.runtime.database import bootstrap  # noqa: PLC0415
+    from api.runtime.front_door import existing_warehouses, front_door  # noqa: PLC0415
     from api.runtime.nats import nats_url  # noqa: PLC0415
     from api.runtime.schema_check import migrate_or_exit  # noqa: PLC0415
     from api.runtime.serving_record import local_catalog_uri, serving_recorded  # noqa: PLC0415
+    from api.runtime.task_worker import task_worker_thread  # noqa: PLC0415
 
     settings = cli_settings(
         data_dir, create=True, host=host, port=port, workers=workers, allow_newer_schema=allow_newer_schema or None
@@ -127,22 +137,32 @@ def serve(
     dsn = cli_dsn(settings)
     migrate_or_exit(dsn, settings.allow_newer_schema)
     asyncio.run(bootstrap(dsn, settings))
+    door = front_door(settings, asyncio.run(existing_warehouses(settings, dsn)))
     # The operator CLI on this data dir (`maintenance run`) reaches this server through the record.
     with serving_recorded(settings.data_path, local_catalog_uri(settings.host, settings.port)):
         if settings.workers > 1:
-            typer.echo(_connect_banner(settings))
-            typer.echo(
-                f"{settings.workers} workers: run `catalog-es relay`, `projector run --all` and `worker` on their own"
-            )
-            serve_workers(settings, dsn)
+            _announce_when_listening(settings, door)
+            with task_worker_thread(settings, dsn) if settings.task_worker.enabled else contextlib.nullcontext():
+                serve_workers(settings, dsn)
             return
         url, embedded_nats = nats_url(settings, start=True)
         try:
             relay = settings.nats.at(url) if url else None
-            run_fast(_serve(settings, dsn, relay, projectors=settings.pg_dsn is None))  # embedded: in-process
+            run_fast(_serve(settings, dsn, door, relay, projectors=settings.pg_dsn is None))  # embedded: in-process
         finally:
             if embedded_nats:
                 embedded_nats.stop()
+
+
+def _announce_when_listening(settings: Settings, door: FrontDoor) -> None:
+    """Print the banner once a worker answers (uvicorn's workers take a while to start)."""
+    from api.runtime.front_door import banner, wait_until_serving  # noqa: PLC0415 - the CLI imports lazily
+
+    def announce() -> None:
+        if wait_until_serving(f"{door.base_url}/health", timeout=300):
+            typer.echo(banner(door) + "\n".join(_process_lines(settings, relay=None)))
+
+    threading.Thread(target=announce, name="catalog-es banner", daemon=True).start()
 
 
 def migrate_command(data_dir: DataDir = None, allow_newer_schema: AllowNewerSchema = None) -> None:

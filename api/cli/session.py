@@ -24,6 +24,11 @@ if TYPE_CHECKING:
 DataDir = Annotated[
     str | None, typer.Option("--data-dir", help="Embedded mode's data directory [default: ./.catalog-es]")
 ]
+HealthPort = Annotated[
+    int | None,
+    typer.Option("--health-port", min=1, max=65535, help="Answer liveness probes (HTTP 200, any path) on this port"),
+]
+HealthHost = Annotated[str, typer.Option("--health-host", help="Address of the --health-port listener")]
 Json = Annotated[bool, typer.Option("--json", help="Machine-readable output")]
 _T = TypeVar("_T")
 

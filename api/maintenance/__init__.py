@@ -1,1 +1,1 @@
-"""The Spark maintenance worker: claims jobs from queue `maintenance` and runs them on one SparkSession."""
+"""The Spark maintenance queue: its handler (job.py), run by the one task runner, and its scheduler step."""

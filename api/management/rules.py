@@ -9,9 +9,9 @@ from litestar.connection import ASGIConnection
 from api.auth.rules import Check, Rule, read_body
 from api.auth.target import creation_project
 from api.container import services
-from api.dependencies import project_id_of
 from api.management.access_checks import not_found
 from api.management.wire import CreateWarehouseRequest, UpdateCredentialRequest, UpdateStorageRequest
+from api.project_header import project_id_of
 from catalog_es.errors import NoSuchProjectError, NoSuchWarehouseError, NotAuthorizedError
 from catalog_es.events.access import ObjectKind
 from catalog_es.privileges import SERVER_OBJECT_ID

@@ -1,7 +1,7 @@
 """Table encryption keys (spec 1.11 `add-encryption-key` / `remove-encryption-key`), which pyiceberg 0.12 lacks.
 
-The updates are registered with pyiceberg's own update dispatcher, so they apply in order with the
-others and get the same metadata-log and timestamp handling. Keys live on format-version 3 metadata.
+Their rules (`ENCRYPTION_KEY_RULES`) sit in the catalog's `UpdateRules` beside pyiceberg's own, so they apply
+in order with the others and get the same metadata-log and timestamp handling. Keys live on format-version 3 metadata.
 """
 
 from __future__ import annotations
@@ -10,12 +10,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from pydantic import Field
 from pyiceberg.table.metadata import TableMetadata, TableMetadataV3
-from pyiceberg.table.update import (
-    TableUpdate,
-    _apply_table_update,
-    _TableMetadataUpdateContext,
-)
+from pyiceberg.table.update import TableUpdate
 from pyiceberg.typedef import IcebergBaseModel
+
+from catalog_es.metadata.pyiceberg_compat import UpdateContext, UpdateRule
 
 KEY_ID_PROPERTY = "encryption.key-id"
 
@@ -63,8 +61,7 @@ def keyed(metadata: TableMetadata) -> KeyedTableMetadataV3:
     return KeyedTableMetadataV3.model_construct(**fields, encryption_keys=[])
 
 
-@_apply_table_update.register(AddEncryptionKeyUpdate)
-def _(update: AddEncryptionKeyUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:  # type: ignore[misc]
+def add_encryption_key(update: AddEncryptionKeyUpdate, base: TableMetadata, context: UpdateContext) -> TableMetadata:
     metadata = keyed(base)
     if any(key.key_id == update.encryption_key.key_id for key in metadata.encryption_keys):
         raise ValueError(f"Encryption key {update.encryption_key.key_id} already exists")
@@ -72,11 +69,18 @@ def _(update: AddEncryptionKeyUpdate, base: TableMetadata, context: _TableMetada
     return metadata.model_copy(update={"encryption_keys": [*metadata.encryption_keys, update.encryption_key]})
 
 
-@_apply_table_update.register(RemoveEncryptionKeyUpdate)
-def _(update: RemoveEncryptionKeyUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:  # type: ignore[misc]
+def remove_encryption_key(
+    update: RemoveEncryptionKeyUpdate, base: TableMetadata, context: UpdateContext
+) -> TableMetadata:
     metadata = keyed(base)
     remaining = [key for key in metadata.encryption_keys if key.key_id != update.key_id]
     if len(remaining) == len(metadata.encryption_keys):
         raise ValueError(f"Encryption key {update.key_id} does not exist")
     context.add_update(update)  # type: ignore[arg-type]
     return metadata.model_copy(update={"encryption_keys": remaining})
+
+
+ENCRYPTION_KEY_RULES: dict[type, UpdateRule] = {
+    AddEncryptionKeyUpdate: add_encryption_key,
+    RemoveEncryptionKeyUpdate: remove_encryption_key,
+}

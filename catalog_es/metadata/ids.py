@@ -22,18 +22,18 @@ from pyiceberg.table.update import (
     SetCurrentSchemaUpdate,
     SetDefaultSortOrderUpdate,
     SetDefaultSpecUpdate,
-    _apply_table_update,
-    _TableMetadataUpdateContext,
 )
+
+from catalog_es.metadata.pyiceberg_compat import UpdateContext, UpdateRule, pyiceberg_rule
 
 _LAST_ADDED = -1
 _FIRST_SORT_ORDER_ID = 1  # 0 is the unsorted order
 
 # The ids assigned so far in one commit, by kind; a commit's context lives only while it is applied.
-_assigned: WeakKeyDictionary[_TableMetadataUpdateContext, dict[str, int]] = WeakKeyDictionary()
+_assigned: WeakKeyDictionary[UpdateContext, dict[str, int]] = WeakKeyDictionary()
 
 _pyiceberg = {
-    kind: _apply_table_update.dispatch(kind)
+    kind: pyiceberg_rule(kind)
     for kind in (
         AddSchemaUpdate,
         AddPartitionSpecUpdate,
@@ -45,16 +45,16 @@ _pyiceberg = {
 }
 
 
-def _remember(context: _TableMetadataUpdateContext, kind: str, assigned_id: int) -> None:
+def _remember(context: UpdateContext, kind: str, assigned_id: int) -> None:
     _assigned.setdefault(context, {})[kind] = assigned_id
 
 
-def assigned_ids(context: _TableMetadataUpdateContext) -> dict[str, int]:
+def assigned_ids(context: UpdateContext) -> dict[str, int]:
     """The ids chosen so far in the commit applied under `context`, by kind (`schema`, `spec`, `sort-order`)."""
     return dict(_assigned.get(context, {}))
 
 
-def _last_added(context: _TableMetadataUpdateContext, kind: str, requested: int) -> int:
+def _last_added(context: UpdateContext, kind: str, requested: int) -> int:
     """The id a `-1` stands for; `requested` itself when nothing was added (pyiceberg then refuses it)."""
     if requested != _LAST_ADDED:
         return requested
@@ -92,8 +92,7 @@ def _order_id(base: TableMetadata, order: SortOrder) -> tuple[int, bool]:
     return _next_id([existing.order_id for existing in base.sort_orders], _FIRST_SORT_ORDER_ID), False
 
 
-@_apply_table_update.register(AddSchemaUpdate)
-def _(update: AddSchemaUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:
+def add_schema(update: AddSchemaUpdate, base: TableMetadata, context: UpdateContext) -> TableMetadata:
     schema_id, exists = _schema_id(base, update.schema_)
     _remember(context, "schema", schema_id)
     if exists:
@@ -102,8 +101,7 @@ def _(update: AddSchemaUpdate, base: TableMetadata, context: _TableMetadataUpdat
     return _pyiceberg[AddSchemaUpdate](update.model_copy(update={"schema_": schema}), base, context)
 
 
-@_apply_table_update.register(AddPartitionSpecUpdate)
-def _(update: AddPartitionSpecUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:
+def add_spec(update: AddPartitionSpecUpdate, base: TableMetadata, context: UpdateContext) -> TableMetadata:
     spec_id, exists = _spec_id(base, update.spec)
     _remember(context, "spec", spec_id)
     if exists:
@@ -112,8 +110,7 @@ def _(update: AddPartitionSpecUpdate, base: TableMetadata, context: _TableMetada
     return _pyiceberg[AddPartitionSpecUpdate](update.model_copy(update={"spec": spec}), base, context)
 
 
-@_apply_table_update.register(AddSortOrderUpdate)
-def _(update: AddSortOrderUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:
+def add_sort_order(update: AddSortOrderUpdate, base: TableMetadata, context: UpdateContext) -> TableMetadata:
     order_id, exists = _order_id(base, update.sort_order)
     _remember(context, "sort-order", order_id)
     if exists:
@@ -122,19 +119,28 @@ def _(update: AddSortOrderUpdate, base: TableMetadata, context: _TableMetadataUp
     return _pyiceberg[AddSortOrderUpdate](update.model_copy(update={"sort_order": order}), base, context)
 
 
-@_apply_table_update.register(SetCurrentSchemaUpdate)
-def _(update: SetCurrentSchemaUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:
+def set_current_schema(update: SetCurrentSchemaUpdate, base: TableMetadata, context: UpdateContext) -> TableMetadata:
     resolved = update.model_copy(update={"schema_id": _last_added(context, "schema", update.schema_id)})
     return _pyiceberg[SetCurrentSchemaUpdate](resolved, base, context)
 
 
-@_apply_table_update.register(SetDefaultSpecUpdate)
-def _(update: SetDefaultSpecUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:
+def set_default_spec(update: SetDefaultSpecUpdate, base: TableMetadata, context: UpdateContext) -> TableMetadata:
     resolved = update.model_copy(update={"spec_id": _last_added(context, "spec", update.spec_id)})
     return _pyiceberg[SetDefaultSpecUpdate](resolved, base, context)
 
 
-@_apply_table_update.register(SetDefaultSortOrderUpdate)
-def _(update: SetDefaultSortOrderUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:
+def set_default_sort_order(
+    update: SetDefaultSortOrderUpdate, base: TableMetadata, context: UpdateContext
+) -> TableMetadata:
     resolved = update.model_copy(update={"sort_order_id": _last_added(context, "sort-order", update.sort_order_id)})
     return _pyiceberg[SetDefaultSortOrderUpdate](resolved, base, context)
+
+
+ID_RULES: dict[type, UpdateRule] = {
+    AddSchemaUpdate: add_schema,
+    AddPartitionSpecUpdate: add_spec,
+    AddSortOrderUpdate: add_sort_order,
+    SetCurrentSchemaUpdate: set_current_schema,
+    SetDefaultSpecUpdate: set_default_spec,
+    SetDefaultSortOrderUpdate: set_default_sort_order,
+}

@@ -10,12 +10,13 @@ from __future__ import annotations
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.refs import MAIN_BRANCH
 from pyiceberg.table.snapshots import SnapshotLogEntry
-from pyiceberg.table.update import SetSnapshotRefUpdate, _apply_table_update, _TableMetadataUpdateContext
+from pyiceberg.table.update import SetSnapshotRefUpdate
 
 from catalog_es.metadata.ids import assigned_ids
+from catalog_es.metadata.pyiceberg_compat import UpdateContext, UpdateRule, pyiceberg_rule
 
 
-class ClockedUpdateContext(_TableMetadataUpdateContext):
+class ClockedUpdateContext(UpdateContext):
     """pyiceberg's update context of one commit, with the time the commit is applied at."""
 
     def __init__(self, now_ms: int) -> None:
@@ -27,11 +28,10 @@ class ClockedUpdateContext(_TableMetadataUpdateContext):
         return assigned_ids(self)
 
 
-_pyiceberg_set_ref = _apply_table_update.dispatch(SetSnapshotRefUpdate)
+_pyiceberg_set_ref = pyiceberg_rule(SetSnapshotRefUpdate)
 
 
-@_apply_table_update.register(SetSnapshotRefUpdate)
-def _(update: SetSnapshotRefUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:
+def set_snapshot_ref(update: SetSnapshotRefUpdate, base: TableMetadata, context: UpdateContext) -> TableMetadata:
     reads_wall_clock = update.ref_name == MAIN_BRANCH and not context.is_added_snapshot(update.snapshot_id)
     updated = _pyiceberg_set_ref(update, base, context)
     if updated is base or not reads_wall_clock or not isinstance(context, ClockedUpdateContext):
@@ -39,3 +39,6 @@ def _(update: SetSnapshotRefUpdate, base: TableMetadata, context: _TableMetadata
     entry = SnapshotLogEntry.model_validate({"snapshot-id": update.snapshot_id, "timestamp-ms": context.now_ms})
     log = [*updated.snapshot_log[:-1], entry]  # pyiceberg appended the entry last, stamped with its clock
     return updated.model_copy(update={"last_updated_ms": context.now_ms, "snapshot_log": log})
+
+
+REF_CLOCK_RULES: dict[type, UpdateRule] = {SetSnapshotRefUpdate: set_snapshot_ref}

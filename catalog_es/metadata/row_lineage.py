@@ -2,8 +2,8 @@
 
 pyiceberg 0.12 stops `upgrade-format-version` at 2, creates v3 metadata without `next-row-id` (which
 the v3 spec requires: Java cannot load such a table), and drops `next-row-id` to null when a snapshot
-lacks `added-rows`. Its own update functions still do the work; the ones registered here only fill
-those gaps, through the same dispatcher as the encryption-key updates.
+lacks `added-rows`. Its own update functions still do the work; the rules here (`ROW_LINEAGE_RULES`, in the
+catalog's `UpdateRules`) only fill those gaps.
 """
 
 from __future__ import annotations
@@ -11,21 +11,17 @@ from __future__ import annotations
 from typing import Any
 
 from pyiceberg.table.metadata import TableMetadata, TableMetadataV3
-from pyiceberg.table.update import (
-    AddSnapshotUpdate,
-    UpgradeFormatVersionUpdate,
-    _apply_table_update,
-    _TableMetadataUpdateContext,
-)
+from pyiceberg.table.update import AddSnapshotUpdate, UpgradeFormatVersionUpdate
 
 from catalog_es.events import Json
+from catalog_es.metadata.pyiceberg_compat import UpdateContext, UpdateRule, pyiceberg_rule
 
 ROW_LINEAGE_FORMAT_VERSION = 3
 LATEST_FORMAT_VERSION = 3
 _INITIAL_ROW_ID = 0  # spec: next-row-id starts at 0 for a new v3 table and for one upgraded to v3
 
-_pyiceberg_upgrade = _apply_table_update.dispatch(UpgradeFormatVersionUpdate)
-_pyiceberg_add_snapshot = _apply_table_update.dispatch(AddSnapshotUpdate)
+_pyiceberg_upgrade = pyiceberg_rule(UpgradeFormatVersionUpdate)
+_pyiceberg_add_snapshot = pyiceberg_rule(AddSnapshotUpdate)
 
 
 def next_row_id_of(document: Json) -> int:
@@ -58,8 +54,9 @@ def next_row_id(metadata: TableMetadata) -> int | None:
     return with_lineage.next_row_id if isinstance(with_lineage, TableMetadataV3) else None
 
 
-@_apply_table_update.register(UpgradeFormatVersionUpdate)
-def _(update: UpgradeFormatVersionUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:
+def upgrade_format_version(
+    update: UpgradeFormatVersionUpdate, base: TableMetadata, context: UpdateContext
+) -> TableMetadata:
     if update.format_version > LATEST_FORMAT_VERSION:
         raise ValueError(f"Unsupported table format version: {update.format_version}")
     if update.format_version < ROW_LINEAGE_FORMAT_VERSION or base.format_version >= ROW_LINEAGE_FORMAT_VERSION:
@@ -73,8 +70,7 @@ def _(update: UpgradeFormatVersionUpdate, base: TableMetadata, context: _TableMe
     return TableMetadataV3.model_construct(**fields)
 
 
-@_apply_table_update.register(AddSnapshotUpdate)
-def _(update: AddSnapshotUpdate, base: TableMetadata, context: _TableMetadataUpdateContext) -> TableMetadata:
+def add_snapshot(update: AddSnapshotUpdate, base: TableMetadata, context: UpdateContext) -> TableMetadata:
     if base.format_version < ROW_LINEAGE_FORMAT_VERSION:
         return _pyiceberg_add_snapshot(update, base, context)
     first_row_id, added_rows = update.snapshot.first_row_id, update.snapshot.added_rows
@@ -84,3 +80,9 @@ def _(update: AddSnapshotUpdate, base: TableMetadata, context: _TableMetadataUpd
     updated = _pyiceberg_add_snapshot(update, with_next_row_id(base), context)
     # Spec: next-row-id stays above every assigned row id, so past this snapshot's range.
     return updated.model_copy(update={"next_row_id": first_row_id + added_rows})
+
+
+ROW_LINEAGE_RULES: dict[type, UpdateRule] = {
+    UpgradeFormatVersionUpdate: upgrade_format_version,
+    AddSnapshotUpdate: add_snapshot,
+}

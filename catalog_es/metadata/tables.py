@@ -6,7 +6,6 @@ import uuid
 from typing import Any, NamedTuple, TypeVar
 
 import pydantic
-from pyiceberg.catalog import MetastoreCatalog
 from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionSpec
@@ -15,12 +14,7 @@ from pyiceberg.table import TableProperties
 from pyiceberg.table.locations import load_location_provider
 from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil, new_table_metadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
-from pyiceberg.table.update import (
-    TableRequirement,
-    TableUpdate,
-    _apply_table_update,
-    _update_table_metadata_log,
-)
+from pyiceberg.table.update import TableRequirement, TableUpdate
 
 from catalog_es.errors import (
     BadRequestError,
@@ -30,12 +24,23 @@ from catalog_es.errors import (
 )
 from catalog_es.events import Json
 from catalog_es.locations import is_strictly_inside
-from catalog_es.metadata import ids  # noqa: F401 # registers the id-assigning schema, spec and order updates
-from catalog_es.metadata.encryption_keys import KEY_ID_PROPERTY, AnyTableUpdate, KeyedTableMetadataV3
+from catalog_es.metadata.encryption_keys import (
+    ENCRYPTION_KEY_RULES,
+    KEY_ID_PROPERTY,
+    AnyTableUpdate,
+    KeyedTableMetadataV3,
+)
 from catalog_es.metadata.field_defaults import with_field_defaults
-from catalog_es.metadata.ref_clock import ClockedUpdateContext
+from catalog_es.metadata.ids import ID_RULES
+from catalog_es.metadata.pyiceberg_compat import (
+    UpdateRules,
+    empty_table_metadata,
+    metadata_log_appended,
+    metadata_version,
+)
+from catalog_es.metadata.ref_clock import REF_CLOCK_RULES, ClockedUpdateContext
 from catalog_es.metadata.requirement_failures import reference_message
-from catalog_es.metadata.row_lineage import next_row_id_of, with_next_row_id
+from catalog_es.metadata.row_lineage import ROW_LINEAGE_RULES, next_row_id_of, with_next_row_id
 from catalog_es.metadata.variant_type import with_variant_types
 
 _REQUIREMENTS = pydantic.TypeAdapter(list[TableRequirement])
@@ -45,6 +50,8 @@ _FIRST_PARTITION_FIELD_ID = 1000
 # adds `write.parquet.compression-codec=zstd`): Java writers fall back to gzip on a table without it.
 _NEW_TABLE_PROPERTIES = {TableProperties.PARQUET_COMPRESSION: "zstd"}
 _T = TypeVar("_T")
+# The catalog's rules where it decides differently from pyiceberg 0.12 (or pyiceberg lacks the update).
+_UPDATE_RULES = UpdateRules({**ID_RULES, **ROW_LINEAGE_RULES, **ENCRYPTION_KEY_RULES, **REF_CLOCK_RULES})
 
 
 def _parse(adapter: pydantic.TypeAdapter[_T], value: Any, what: str) -> _T:
@@ -172,10 +179,10 @@ def decide_commit(
             raise CommitFailedError(reference_message(requirement, base, str(exc))) from None
     try:
         if base is None:  # built up from pyiceberg's empty v1 metadata, then fully validated
-            built = _applied(MetastoreCatalog._empty_table_metadata(), parsed_updates, None, now_ms)  # type: ignore[arg-type]
+            built = _applied(empty_table_metadata(), parsed_updates, None, now_ms)  # type: ignore[arg-type]
             result = AppliedUpdates(parse_metadata(metadata_to_json(built.metadata)), built.assigned_ids)
         else:
-            result = _applied(base, parsed_updates, base_location, now_ms)  # type: ignore[arg-type] # encryption-key updates are registered
+            result = _applied(base, parsed_updates, base_location, now_ms)  # type: ignore[arg-type] # encryption-key updates are in _UPDATE_RULES
         updated = result.metadata
         for schema in updated.schemas:  # e.g. a v3 type in a v2 table, or a v3 table downgraded
             schema.check_format_version_compatibility(updated.format_version)
@@ -196,7 +203,7 @@ def applied(base: TableMetadata, base_location: str, updates: list[Json], *, now
     """
     parsed_updates = _parse(_UPDATES, _with_variant_updates(updates), "updates")
     try:
-        return _applied(base, parsed_updates, base_location, now_ms)  # type: ignore[arg-type] # encryption-key updates are registered
+        return _applied(base, parsed_updates, base_location, now_ms)  # type: ignore[arg-type] # encryption-key updates are in _UPDATE_RULES
     except (pydantic.ValidationError, TypeError, ValueError) as exc:
         raise BadRequestError(f"Cannot apply updates: {exc}") from None
 
@@ -235,10 +242,10 @@ def _applied(base: TableMetadata, updates: list[TableUpdate], base_location: str
     context = ClockedUpdateContext(now_ms)
     updated = base
     for update in updates:
-        updated = _apply_table_update(update, updated, context)
+        updated = _UPDATE_RULES.apply(update, updated, context)
     if context.has_changes():
         if base_location:
-            updated = _update_table_metadata_log(updated, base_location, base.last_updated_ms)
+            updated = metadata_log_appended(updated, base_location, base.last_updated_ms)
         if base.last_updated_ms == updated.last_updated_ms:
             updated = updated.model_copy(update={"last_updated_ms": now_ms})
     updated.spec().check_compatible(updated.schema())
@@ -248,7 +255,7 @@ def _applied(base: TableMetadata, updates: list[TableUpdate], base_location: str
 
 def next_metadata_location(metadata: TableMetadata, previous_location: str | None) -> str:
     """`<location>/metadata/<version>-<uuid>.metadata.json`, numbered after the previous file."""
-    version = MetastoreCatalog._parse_metadata_version(previous_location) + 1 if previous_location else 0
+    version = metadata_version(previous_location) + 1 if previous_location else 0
     provider = load_location_provider(metadata.location, metadata.properties)
     return provider.new_table_metadata_file_location(version)
 

@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 from typing import Any, assert_never
 
 import pydantic
-from pyiceberg.catalog import MetastoreCatalog
 from pyiceberg.schema import Schema
 from pyiceberg.view.metadata import ViewHistoryEntry, ViewMetadata, ViewVersion
 
 from catalog_es.errors import BadRequestError, CommitFailedError, IllegalArgumentError
 from catalog_es.events import Json
 from catalog_es.locations import as_written
+from catalog_es.metadata.pyiceberg_compat import metadata_version
 from catalog_es.metadata.view_updates import (
     AddSchema,
     AddViewVersion,
@@ -324,6 +324,6 @@ def next_view_metadata_location(metadata: ViewMetadata, previous_location: str |
     The metadata path is the view's `write.metadata.path` when set (as for tables, and as Iceberg
     Java's view operations do), else `<location>/metadata`; spelled as the client spelled them.
     """
-    version = MetastoreCatalog._parse_metadata_version(previous_location) + 1 if previous_location else 0
+    version = metadata_version(previous_location) + 1 if previous_location else 0
     metadata_path = metadata.properties.get(WRITE_METADATA_PATH) or f"{as_written(metadata.location)}/metadata"
     return f"{as_written(metadata_path)}/{version:05d}-{file_id}.metadata.json"

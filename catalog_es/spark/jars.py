@@ -22,10 +22,10 @@ from catalog_es.spark.artifacts import (
     fetch_wheel,
     sha256_of,
 )
+from catalog_es.spark.conf import ICEBERG_VERSION  # one version for the jars and the conf
 from catalog_es.spark.debian import deb_member, fetch_debs
 from catalog_es.spark.relocation import Relocator, relocate_jars
 
-ICEBERG_VERSION = "1.10.2"
 RUNTIME_JAR = f"iceberg-spark-runtime-3.5_2.12-{ICEBERG_VERSION}.jar"
 RUNTIME_SHA256 = "5b30080c7bbbced0fb0900894b7ea0200b1bbb2e4c355ebe727baafaf49c16f6"
 JACKSON_JAR = "iceberg-shaded-jackson-2.18.8.jar"

@@ -113,10 +113,23 @@ class MaintenanceRunner:
         return name
 
     def run(
-        self, warehouse: str, table: Sequence[str], policy_type: str, content: Mapping[str, Any], *, now_ms: int
+        self,
+        warehouse: str,
+        table: Sequence[str],
+        policy_type: str,
+        content: Mapping[str, Any],
+        *,
+        now_ms: int,
+        job_id: str = "",
     ) -> JobOutcome:
-        """Run one policy on one table; an exception means nothing was committed (Iceberg commits atomically)."""
+        """Run one policy on one table; an exception means nothing was committed (Iceberg commits atomically).
+
+        The Spark jobs it starts belong to the job group `job_id` (a thread-local property in PySpark's pinned
+        thread mode), so `cancel(job_id)` from another thread interrupts them.
+        """
         started = time.monotonic()
+        if job_id:
+            self.spark.sparkContext.setJobGroup(job_id, f"catalog-es maintenance {policy_type}", interruptOnCancel=True)
         catalog = self._catalog(warehouse)
         if policy_type == ORPHAN_FILE_REMOVAL:
             cutoff = orphan_cutoff_ms(now_ms, content.get("older-than-seconds"), self.orphan_floor_seconds)
@@ -134,6 +147,10 @@ class MaintenanceRunner:
                 changes[f"{label.replace('_', '-')}-before"] = before
                 changes[f"{label.replace('_', '-')}-after"] = self._count(catalog, table, label)
         return JobOutcome(changes=changes, seconds=round(time.monotonic() - started, 3))
+
+    def cancel(self, job_id: str) -> None:
+        """Cancel the Spark jobs of `run(..., job_id=job_id)` (its lease is lost): `run` then raises."""
+        self.spark.sparkContext.cancelJobGroup(job_id)
 
     def _remove_orphans(self, catalog: str, table: Sequence[str], older_than_ms: int) -> list[dict[str, str]]:
         """`SparkActions.deleteOrphanFiles`, the action behind `remove_orphan_files`, without its 24-hour minimum."""

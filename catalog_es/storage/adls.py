@@ -28,14 +28,15 @@ class AdlsProfile(
     `http://127.0.0.1:10000/<account>`, a private endpoint) that the catalog and clients use instead of
     `https://<account>.blob.<host suffix>`. Locations keep their `abfss://<filesystem>@<account>.<host>/` form."""
 
-    filesystem: str
-    account_name: str
-    key_prefix: str | None = None
+    filesystem: str  # the ADLS Gen2 filesystem (container)
+    account_name: str  # the storage account
+    key_prefix: str | None = None  # the warehouse's files go under this path
     host: str | None = None  # None: dfs.core.windows.net
     authority_host: str | None = None  # Entra ID's login host for client credentials
     sas_token_validity_seconds: int | None = None  # None: 3600
     allow_alternative_protocols: bool = False  # `wasbs://<filesystem>@<account>.blob.<suffix>/` too
-    sas_enabled: bool = True
+    sas_enabled: bool = True  # vend SAS tokens to clients that ask for `vended-credentials`
+    # a blob endpoint URL used instead of `https://<account>.blob.<suffix>` (emulators, private ones)
     endpoint: str | None = None
     storage_layout: Json | None = None  # Lakekeeper's `storage-layout` (catalog_es.storage.layout)
 

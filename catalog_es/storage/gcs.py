@@ -25,9 +25,10 @@ class GcsProfile(
     emulator or a private endpoint (default `https://storage.googleapis.com`), used by the catalog and
     handed to clients as `gcs.service.host`."""
 
-    bucket: str
-    key_prefix: str | None = None
+    bucket: str  # the bucket's name
+    key_prefix: str | None = None  # the warehouse's objects go under this prefix
     sts_enabled: bool = False  # vend downscoped tokens (Google's STS) to clients that ask for them
+    # the JSON API's base URL (emulators, private endpoints); unset: https://storage.googleapis.com
     endpoint: str | None = None
     storage_layout: Json | None = None  # Lakekeeper's `storage-layout` (catalog_es.storage.layout)
 

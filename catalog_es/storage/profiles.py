@@ -51,17 +51,17 @@ class _Profile(msgspec.Struct, frozen=True, kw_only=True, rename="kebab", forbid
 class FileProfile(_Profile, frozen=True, kw_only=True, tag="file"):
     """Local filesystem under an absolute path (embedded mode and tests)."""
 
-    location: str
+    location: str  # absolute `file://` URI inside the server's file storage roots
 
 
 class S3Profile(_Profile, frozen=True, kw_only=True, tag="s3"):
     """An S3 bucket (AWS or an S3-compatible store), optionally under a key prefix (Lakekeeper's fields)."""
 
-    bucket: str
-    region: str
-    sts_enabled: bool = False
-    key_prefix: str | None = None
-    endpoint: str | None = None
+    bucket: str  # the bucket's name
+    region: str  # the bucket's region (any value an S3-compatible store accepts)
+    sts_enabled: bool = False  # vend temporary STS credentials to clients that ask for `vended-credentials`
+    key_prefix: str | None = None  # the warehouse's objects go under this key prefix
+    endpoint: str | None = None  # an S3-compatible store's URL; its host must be in `s3_endpoint_allowed_hosts`
     path_style_access: bool | None = None  # None: path style when an endpoint is set, as pyarrow does
     # Lakekeeper's flavors; "minio" is its alias of "s3-compat" and is stored as that.
     flavor: Literal["aws", "s3-compat", "minio"] = "aws"
@@ -71,17 +71,18 @@ class S3Profile(_Profile, frozen=True, kw_only=True, tag="s3"):
     # Lakekeeper, whose payloads rely on it; a client that brings its own keys opts out with the access-delegation
     # header `client-managed`, and a warehouse whose profile says `false` (stored before this default) keeps it.
     remote_signing_enabled: bool = True
-    push_s3_delete_disabled: bool = False
-    allow_alternative_protocols: bool = False
-    assume_role_arn: str | None = None
-    sts_role_arn: str | None = None
-    sts_endpoint: str | None = None
-    sts_token_validity_seconds: int = 3600
-    # Session tags go with every AssumeRole (catalog_es/storage/sts.py); the KMS key enters the session policy;
-    # boto3 already chooses the checksums its DeleteObjects calls need.
+    push_s3_delete_disabled: bool = False  # tell clients not to delete objects themselves (`s3.delete-enabled=false`)
+    allow_alternative_protocols: bool = False  # accept `s3a://` and `s3n://` locations too
+    assume_role_arn: str | None = None  # the role vended credentials assume when `sts-role-arn` is unset
+    sts_role_arn: str | None = None  # the role vended credentials assume, scoped to the table (AssumeRole)
+    sts_endpoint: str | None = None  # the STS endpoint; unset: the profile's `endpoint`, else AWS's regional one
+    sts_token_validity_seconds: int = 3600  # lifetime of vended credentials
+    # Session tags go with every AssumeRole (catalog_es/storage/sts.py); the KMS key enters the session policy.
     sts_session_tags: dict[str, str] = {}
+    # How the signer reads the bucket from a request URL: from the host, the path, or `auto` (either).
     remote_signing_url_style: Literal["auto", "path", "virtual_host"] = "auto"
-    aws_kms_key_arn: str | None = None
+    aws_kms_key_arn: str | None = None  # the KMS key objects are encrypted with (allowed in the vended session policy)
+    # Lakekeeper's field, accepted and kept: boto3 already chooses the checksums its DeleteObjects calls need.
     legacy_md5_behavior: bool | None = None
 
 

@@ -19,10 +19,10 @@ from pyiceberg.table import TableProperties
 from pyiceberg.table.locations import load_location_provider
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.snapshots import Snapshot
-from pyiceberg.table.update.snapshot import _new_manifest_list_file_name
 from pyiceberg.typedef import TableVersion
 
 from catalog_es.events import Json
+from catalog_es.metadata.pyiceberg_compat import manifest_list_file_name
 from catalog_es.metadata.rebase import (
     AssignedRows,
     PartitionKey,
@@ -125,9 +125,7 @@ def rebase_commit(
     parent, sequence_number, row_id = plan.head, current.next_sequence_number(), next_row_id(current)
     try:
         for snapshot, manifests in zip(plan.snapshots, lists, strict=True):
-            name = _new_manifest_list_file_name(
-                snapshot_id=snapshot.snapshot_id, attempt=attempt, commit_uuid=commit_uuid
-            )
+            name = manifest_list_file_name(snapshot.snapshot_id, attempt, commit_uuid)
             location = provider.new_metadata_location(name)
             output = storage.file_io(location).new_output(location)
             written.append(location)

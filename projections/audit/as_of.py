@@ -1,4 +1,4 @@
-"""The catalog as it was at a past instant, rebuilt from the log alone by replaying the inline projector."""
+"""The catalog as it was at a past instant, for operators: listed from the one as-of index engines read through."""
 
 from __future__ import annotations
 
@@ -6,11 +6,10 @@ import uuid
 from datetime import datetime
 
 import msgspec
-from psycopg import sql
 
 from catalog_es.store.database import Connection
-from projections.registry import CATALOG
-from projections.replay import replay, scratch_schema
+from catalog_es.store.logged_documents import document_at
+from projections.catalog.as_of import Snapshot, replay
 
 
 class NamespaceAsOf(msgspec.Struct, frozen=True, kw_only=True, rename="kebab"):
@@ -43,6 +42,17 @@ class CatalogAsOf(msgspec.Struct, frozen=True, kw_only=True, rename="kebab"):
     views: list[TabularAsOf]
 
 
+class _Pointers(msgspec.Struct):
+    """The fields of a metadata document the listing shows (the rest is never decoded)."""
+
+    current_snapshot_id: int | None = msgspec.field(default=None, name="current-snapshot-id")
+    current_schema_id: int | None = msgspec.field(default=None, name="current-schema-id")
+    current_version_id: int | None = msgspec.field(default=None, name="current-version-id")
+
+
+_POINTERS = msgspec.json.Decoder(_Pointers)
+
+
 async def position_at(conn: Connection, at: datetime) -> int:
     """The last position recorded at or before `at` (positions follow commit order, times the commit clock)."""
     cursor = await conn.execute(
@@ -53,50 +63,49 @@ async def position_at(conn: Connection, at: datetime) -> int:
 
 
 async def catalog_as_of(conn: Connection, at: datetime) -> CatalogAsOf:
-    """Replay events up to `at` into a scratch schema in a transaction that is always rolled back."""
-    async with conn.transaction(force_rollback=True):
-        position = await position_at(conn, at)
-        async with scratch_schema(conn, CATALOG, purpose="as_of", unique=True):
-            await replay(conn, CATALOG.apply, position)
-            return CatalogAsOf(
-                time=at,
-                position=position,
-                namespaces=await _namespaces(conn),
-                tables=await _tabulars(conn, "tables"),
-                views=await _tabulars(conn, "views"),
+    """Every namespace, table and view at `at`, ordered by warehouse, namespace and name."""
+    position = await position_at(conn, at)
+    namespaces, tables, views = await listing_at(conn, position)
+    return CatalogAsOf(time=at, position=position, namespaces=namespaces, tables=tables, views=views)
+
+
+async def listing_at(
+    conn: Connection, position: int
+) -> tuple[list[NamespaceAsOf], list[TabularAsOf], list[TabularAsOf]]:
+    """(namespaces, tables, views) after the event at `position`."""
+    snapshot = await replay(conn, position)
+    namespaces = [
+        NamespaceAsOf(id=row.id, warehouse_id=row.warehouse_id, namespace=row.parts, properties=row.properties)
+        for _, row in sorted(snapshot.namespaces.items())
+    ]
+    return namespaces, await _tabulars(conn, snapshot, "table"), await _tabulars(conn, snapshot, "view")
+
+
+async def _tabulars(conn: Connection, snapshot: Snapshot, kind: str) -> list[TabularAsOf]:
+    listed: list[TabularAsOf] = []
+    placed = (
+        (snapshot.namespace_ids[namespace_id], key, tabular)
+        for (namespace_id, key), tabular in snapshot.tabulars[kind].items()
+    )
+    for (warehouse_id, _), _, tabular in sorted(placed, key=lambda item: (item[0], item[1])):
+        namespace = snapshot.namespaces[snapshot.namespace_ids[tabular.namespace_id]]
+        location, document = await document_at(conn, f"{kind}-{tabular.id}", tabular.metadata_position)
+        pointers = _POINTERS.decode(document)
+        listed.append(
+            TabularAsOf(
+                id=tabular.id,
+                warehouse_id=warehouse_id,
+                namespace=namespace.parts,
+                name=tabular.name,
+                metadata_location=location,
+                current_snapshot_id=_id_or_none(pointers.current_snapshot_id),
+                current_schema_id=_id_or_none(pointers.current_schema_id),
+                current_version_id=_id_or_none(pointers.current_version_id),
             )
-
-
-async def _namespaces(conn: Connection) -> list[NamespaceAsOf]:
-    cursor = await conn.execute("SELECT id, warehouse_id, parts, properties FROM namespaces ORDER BY warehouse_id, key")
-    return [
-        NamespaceAsOf(id=row[0], warehouse_id=row[1], namespace=list(row[2]), properties=dict(row[3]))
-        for row in await cursor.fetchall()
-    ]
-
-
-async def _tabulars(conn: Connection, relation: str) -> list[TabularAsOf]:
-    query = sql.SQL(
-        "SELECT t.id, t.warehouse_id, n.parts, t.name, t.metadata_location, t.metadata->'current-snapshot-id',"
-        " t.metadata->'current-schema-id', t.metadata->'current-version-id'"
-        " FROM {} t JOIN namespaces n ON n.id = t.namespace_id ORDER BY t.warehouse_id, n.key, t.name_key"
-    ).format(sql.Identifier(relation))
-    cursor = await conn.execute(query)
-    return [
-        TabularAsOf(
-            id=row[0],
-            warehouse_id=row[1],
-            namespace=list(row[2]),
-            name=row[3],
-            metadata_location=row[4],
-            current_snapshot_id=_int_or_none(row[5]),
-            current_schema_id=_int_or_none(row[6]),
-            current_version_id=_int_or_none(row[7]),
         )
-        for row in await cursor.fetchall()
-    ]
+    return listed
 
 
-def _int_or_none(value: object) -> int | None:
+def _id_or_none(value: int | None) -> int | None:
     # Iceberg v1 metadata may say -1 for "no current snapshot".
-    return int(value) if isinstance(value, int) and value >= 0 else None
+    return value if value is not None and value >= 0 else None

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from cloudevents.core.v1.event import CloudEvent
-
 from catalog_es.clock import millis
 from catalog_es.events import (
     NamespaceCreated,
@@ -23,14 +21,13 @@ from catalog_es.events import (
     ViewRenamed,
     current_type,
 )
-from catalog_es.events.base import parse_type_name
-from catalog_es.store.eventstore import RecordedEvent
+from catalog_es.events.base import TYPE_PREFIX, parse_type_name
 from projections.audit.iceberg_events import LoggedEvent
+from projections.cloudevents import cloudevent
 
 Json = dict[str, Any]
 CUSTOM = "custom"
 CUSTOM_PREFIX = "x-catalog-es-"
-_TYPE_PREFIX = "io.catalog-es."
 
 # Our stable event types → the draft's operation types; every other type is `custom`.
 OPERATIONS: dict[str, str] = {
@@ -54,25 +51,7 @@ OPERATION_TYPES = frozenset({*OPERATIONS.values(), CUSTOM})
 def custom_type(event_type: str) -> str:
     """`io.catalog-es.warehouse.renamed.v1` → `x-catalog-es-warehouse.renamed` (the short form the CLI takes)."""
     parsed = parse_type_name(event_type)
-    return CUSTOM_PREFIX + (f"{parsed[0]}.{parsed[1]}" if parsed else event_type.removeprefix(_TYPE_PREFIX))
-
-
-def cloudevent(recorded: RecordedEvent) -> CloudEvent:
-    """The event's CloudEvents 1.0 envelope (validated by the SDK): the id is the one NATS deduplicates on."""
-    attributes: Json = {
-        "id": str(recorded.id),
-        "source": recorded.source,
-        "type": recorded.type,
-        "time": recorded.time,
-        "datacontenttype": recorded.datacontenttype,
-        "position": recorded.position,
-        "actor": str(recorded.extensions.get("actor", "anonymous")),
-    }
-    if recorded.subject:
-        attributes["subject"] = recorded.subject
-    if recorded.extensions.get("requestid"):
-        attributes["requestid"] = str(recorded.extensions["requestid"])
-    return CloudEvent(attributes, recorded.data)
+    return CUSTOM_PREFIX + (f"{parsed[0]}.{parsed[1]}" if parsed else event_type.removeprefix(TYPE_PREFIX))
 
 
 def actor(name: str) -> Json:

@@ -17,7 +17,32 @@ from typing import Any
 import msgspec
 
 from catalog_es.errors import BadRequestError
+from catalog_es.events import (
+    Event,
+    NamespaceCreated,
+    NamespaceDropped,
+    NamespacePropertiesUpdated,
+    TableCommitted,
+    TableCreated,
+    TableDropped,
+    TableRegistered,
+    TableRenamed,
+    ViewCommitted,
+    ViewCreated,
+    ViewDropped,
+    ViewRegistered,
+    ViewRenamed,
+)
 from catalog_es.events.base import parse_type_name
+from catalog_es.events.lifecycle import (
+    NamespaceSoftDropped,
+    NamespaceUndropped,
+    TableRestored,
+    TableSoftDropped,
+    TableUndropped,
+    ViewSoftDropped,
+    ViewUndropped,
+)
 from catalog_es.events.registry import types_of
 from catalog_es.identifiers import Namespace, name_key
 from catalog_es.state import NamespaceRow, TabularKindName, TabularRow
@@ -26,19 +51,34 @@ from catalog_es.store.logged_documents import document_at
 from projections.catalog.queries import CatalogReadModel
 
 _BATCH = 5000
-_TYPES = [
-    stored
-    for kind, actions in (
-        ("namespace", ("created", "properties-updated", "dropped", "soft-dropped", "undropped")),
-        (
-            "table",
-            ("created", "registered", "committed", "renamed", "dropped", "soft-dropped", "undropped", "restored"),
-        ),
-        ("view", ("created", "registered", "committed", "renamed", "dropped", "soft-dropped", "undropped")),
-    )
-    for action in actions
-    for stored in types_of(kind, action)
-]
+# The events that name, place or re-point a namespace, table or view; their retired versions are replayed too.
+_NAMING_EVENTS: tuple[type[Event], ...] = (
+    NamespaceCreated,
+    NamespacePropertiesUpdated,
+    NamespaceDropped,
+    NamespaceSoftDropped,
+    NamespaceUndropped,
+    TableCreated,
+    TableRegistered,
+    TableCommitted,
+    TableRenamed,
+    TableDropped,
+    TableSoftDropped,
+    TableUndropped,
+    TableRestored,
+    ViewCreated,
+    ViewRegistered,
+    ViewCommitted,
+    ViewRenamed,
+    ViewDropped,
+    ViewSoftDropped,
+    ViewUndropped,
+)
+_TYPES = [stored for cls in _NAMING_EVENTS for stored in types_of(cls.entity, cls.action)]
+# Actions tables and views share, named by their event classes.
+_PLACED = frozenset({TableCreated.action, TableRegistered.action, TableRenamed.action})
+_REPOINTED = frozenset({TableCommitted.action, TableRestored.action})
+_SOFT_DROPPED, _UNDROPPED, _DROPPED = TableSoftDropped.action, TableUndropped.action, TableDropped.action
 # Only what naming and placing needs (never the metadata documents, nor a commit's updates).
 _REPLAY = (
     "SELECT global_position, type, stream_id, data->>'warehouse_id', data->>'namespace_id', data->>'name',"
@@ -73,29 +113,30 @@ class Snapshot:
     def apply(self, position: int, event_type: str, stream_id: str, data: dict[str, Any]) -> None:
         kind, action = parse_type_name(event_type) or ("", "")
         entity_id = uuid.UUID(stream_id.partition("-")[2])
-        if kind == "namespace":
+        if kind == NamespaceCreated.entity:
             self._namespace(entity_id, action, data)
             return
         objects = self.tabulars[kind]
-        if action == "soft-dropped" and entity_id in self.where:
+        if action == _SOFT_DROPPED and entity_id in self.where:
             self.hidden[entity_id] = objects.pop(self.where.pop(entity_id))
-        elif action == "undropped" and entity_id in self.hidden:
+        elif action == _UNDROPPED and entity_id in self.hidden:
             tabular = self.hidden.pop(entity_id)
             tabular.name, tabular.namespace_id = data["name"], uuid.UUID(data["namespace_id"])
             self.where[entity_id] = key = (tabular.namespace_id, name_key(data["name"]))
             objects[key] = tabular
-        elif action in ("created", "registered", "renamed"):
+        elif action in _PLACED:
             old = self.where.pop(entity_id, None)
             previous = objects.pop(old, None) if old else None
             key = (uuid.UUID(data["namespace_id"]), name_key(data["name"]))
-            metadata_position = position if action != "renamed" or previous is None else previous.metadata_position
+            moved = action == TableRenamed.action and previous is not None
+            metadata_position = previous.metadata_position if moved and previous else position
             objects[key] = _Tabular(entity_id, uuid.UUID(data["warehouse_id"]), key[0], data["name"], metadata_position)
             self.where[entity_id] = key
-        elif action in ("committed", "restored") and entity_id in self.where:
+        elif action in _REPOINTED and entity_id in self.where:
             # Replaced, never changed in place: a copy of this snapshot shares its entries.
             key = self.where[entity_id]
             objects[key] = dataclasses.replace(objects[key], metadata_position=position)
-        elif action == "dropped" and entity_id in self.where:
+        elif action == _DROPPED and entity_id in self.where:
             objects.pop(self.where.pop(entity_id), None)
 
     def advanced_to(self, position: int) -> Snapshot:
@@ -109,23 +150,23 @@ class Snapshot:
         )
 
     def _namespace(self, namespace_id: uuid.UUID, action: str, data: dict[str, Any]) -> None:
-        if action == "created":
+        if action == NamespaceCreated.action:
             row = NamespaceRow(
                 namespace_id, uuid.UUID(data["warehouse_id"]), list(data["namespace"]), dict(data["properties"]), 1
             )
             key = (row.warehouse_id, row.namespace.key)
             self.namespaces[key] = row
             self.namespace_ids[namespace_id] = key
-        elif action == "properties-updated" and namespace_id in self.namespace_ids:
+        elif action == NamespacePropertiesUpdated.action and namespace_id in self.namespace_ids:
             key = self.namespace_ids[namespace_id]
             row = self.namespaces[key]
             properties = {k: v for k, v in row.properties.items() if k not in data["removed"]} | data["updated"]
             self.namespaces[key] = NamespaceRow(row.id, row.warehouse_id, row.parts, properties, row.version + 1)
-        elif action == "dropped" and namespace_id in self.namespace_ids:
+        elif action == NamespaceDropped.action and namespace_id in self.namespace_ids:
             self.namespaces.pop(self.namespace_ids.pop(namespace_id), None)
-        elif action == "soft-dropped" and namespace_id in self.namespace_ids:
+        elif action == NamespaceSoftDropped.action and namespace_id in self.namespace_ids:
             self.hidden[namespace_id] = self.namespaces.pop(self.namespace_ids.pop(namespace_id))
-        elif action == "undropped" and namespace_id in self.hidden:
+        elif action == NamespaceUndropped.action and namespace_id in self.hidden:
             row = self.hidden.pop(namespace_id)
             self.namespaces[(row.warehouse_id, row.namespace.key)] = row
             self.namespace_ids[namespace_id] = (row.warehouse_id, row.namespace.key)

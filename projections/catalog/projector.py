@@ -10,6 +10,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from catalog_es.events import (
+    CATALOG_EVENTS,
     Event,
     Json,
     NamespaceCreated,
@@ -42,17 +43,15 @@ from catalog_es.events import (
     WarehouseServerSideRebaseUpdated,
     WarehouseStorageUpdated,
 )
-from catalog_es.events.access import AccessEvent
 from catalog_es.events.lifecycle import LIFECYCLE_EVENTS
-from catalog_es.events.maintenance import MaintenanceJobEvent, PolicyEvent
 from catalog_es.events.protection import (
+    PROTECTION_EVENTS,
     NamespaceProtectionSet,
     ProtectionSet,
     TableProtectionSet,
     ViewProtectionSet,
     WarehouseProtectionSet,
 )
-from catalog_es.events.tasks import TaskEvent, TaskQueueConfigured
 from catalog_es.identifiers import Namespace, name_key
 from catalog_es.locations import location_key
 from catalog_es.storage.delete_profiles import HARD_DELETE
@@ -62,6 +61,9 @@ from catalog_es.store.eventstore import RecordedEvent
 from projections.catalog.lifecycle import DELETED_TABLES, project_lifecycle
 from projections.catalog.tabular_documents import TabularDocuments
 
+# The catalog's own events, soft deletion's and the protection flags' (which move an object's version); users and
+# grants, tasks and maintenance have read models of their own and never reach this projector.
+CATALOG_TOPICS: tuple[type[Event], ...] = (*CATALOG_EVENTS, *LIFECYCLE_EVENTS, *PROTECTION_EVENTS)
 READ_MODEL_TABLES = ("server_info", "projects", "warehouses", "namespaces", "tables", "views", *DELETED_TABLES)
 
 
@@ -111,11 +113,6 @@ async def _apply(event: Event, conn: Connection, version: int) -> None:
     raise TypeError(f"No catalog projection for {type(event).__name__}")
 
 
-@_apply.register
-async def _(event: AccessEvent, conn: Connection, version: int) -> None:
-    return  # users, roles and privileges have their own read model (projections/permissions/projector.py)
-
-
 @_apply.register(WarehouseProtectionSet)
 @_apply.register(NamespaceProtectionSet)
 @_apply.register(TableProtectionSet)
@@ -125,16 +122,6 @@ async def _protection_set(event: ProtectionSet, conn: Connection, version: int) 
     relation = {"warehouse": "warehouses", "namespace": "namespaces", "table": "tables", "view": "views"}[event.entity]
     query = sql.SQL("UPDATE {} SET version = %s WHERE id = %s").format(sql.Identifier(relation))
     await conn.execute(query, (version, event.entity_id))
-
-
-@_apply.register
-async def _(event: TaskEvent | TaskQueueConfigured, conn: Connection, version: int) -> None:
-    return  # the task queue has its own read model (projections/tasks.py)
-
-
-@_apply.register
-async def _(event: PolicyEvent | MaintenanceJobEvent, conn: Connection, version: int) -> None:
-    return  # maintenance has its own read models (projections/maintenance/)
 
 
 @_apply.register

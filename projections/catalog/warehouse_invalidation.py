@@ -13,9 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
 
 import psycopg
 import structlog
@@ -120,19 +117,3 @@ async def _changed_warehouses(conn: Connection, after: int, upto: int) -> list[u
         with contextlib.suppress(ValueError):
             changed.append(uuid.UUID(str(stream_id).removeprefix(_WAREHOUSE_STREAM)))
     return changed
-
-
-def follow_warehouse_events(dsn: str) -> Callable[[Any], AbstractAsyncContextManager[None]]:
-    """A Litestar lifespan step: follows the log for the app services' `warehouses` (an earlier step opens them)."""
-
-    @asynccontextmanager
-    async def lifespan(app: Any) -> AsyncIterator[None]:
-        task = asyncio.create_task(WarehouseInvalidation(dsn, app.state.services.warehouses).run())
-        try:
-            yield
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-
-    return lifespan

@@ -11,12 +11,12 @@ from psycopg.types.json import Jsonb
 
 from catalog_es.clock import millis
 from catalog_es.events import (
+    Event,
     TableCommitted,
     TableCreated,
     TableDropped,
     TableRegistered,
     WarehouseDeleted,
-    stored_types,
 )
 from catalog_es.events.maintenance import MaintenanceJobFinished
 from catalog_es.maintenance.health import TableHealth, fold_commit, fold_job_finished, new_health
@@ -26,6 +26,7 @@ from catalog_es.store.logged_documents import LoggedDocuments
 from catalog_es.store.migrations import Migration
 from projections.checkpoints import insert_tracking, lock_checkpoint
 from projections.follow import next_batch
+from projections.topics import stored_type_names
 
 HEALTH_PROJECTION = "maintenance_health"
 HEALTH_TABLES = ("maintenance_health",)
@@ -43,11 +44,9 @@ HEALTH_MIGRATIONS = (
     ),
 )
 
-_TYPES = frozenset(
-    stored
-    for cls in (TableCreated, TableRegistered, TableCommitted, TableDropped, MaintenanceJobFinished)
-    for stored in stored_types(cls.type_name)
-)
+_FOLDED: tuple[type[Event], ...] = (TableCreated, TableRegistered, TableCommitted, TableDropped, MaintenanceJobFinished)
+HEALTH_TOPICS: tuple[type[Event], ...] = (*_FOLDED, WarehouseDeleted)
+_TYPES = stored_type_names(_FOLDED)
 # Commits record changes: the documents they produce, for the figures folded from them.
 _DOCUMENTS = LoggedDocuments()
 _WAREHOUSE_DELETED = WarehouseDeleted.type_name

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from psycopg.types.json import Jsonb
 
-from catalog_es.events import NamespaceDropped, TableDropped, WarehouseDeleted
+from catalog_es.events import Event, NamespaceDropped, TableDropped, WarehouseDeleted
 from catalog_es.events.maintenance import PolicyRemoved, PolicySet
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
@@ -30,9 +30,7 @@ POLICY_MIGRATIONS = (
     ),
 )
 
-_TYPES = frozenset(
-    cls.type_name for cls in (PolicySet, PolicyRemoved, TableDropped, NamespaceDropped, WarehouseDeleted)
-)
+POLICY_TOPICS: tuple[type[Event], ...] = (PolicySet, PolicyRemoved, TableDropped, NamespaceDropped, WarehouseDeleted)
 _UPSERT = (
     "INSERT INTO maintenance_policies (object_id, policy_type, object_kind, warehouse_id, content)"
     " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (object_id, policy_type) DO UPDATE SET content = excluded.content"
@@ -42,8 +40,6 @@ _UPSERT = (
 async def project_policies(conn: Connection, events: Sequence[RecordedEvent]) -> None:
     """Set, remove; a dropped object's policies go with it (its id never comes back)."""
     for recorded in events:
-        if recorded.type not in _TYPES:
-            continue  # the commit path's events: no SQL at all
         event = recorded.decode()
         if isinstance(event, PolicySet):
             values = (event.object_id, event.policy_type, event.object_kind, event.warehouse_id, Jsonb(event.content))

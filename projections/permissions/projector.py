@@ -45,6 +45,7 @@ from catalog_es.privileges import SERVER_OBJECT_ID, role_principal, user_princip
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from catalog_es.store.migrations import Migration, packaged_sql
+from projections.topics import dispatched
 
 PERMISSION_TABLES = (
     "authz_users",
@@ -310,3 +311,7 @@ async def _(event: ManagedAccessSet, conn: Connection, recorded: RecordedEvent) 
 PERMISSION_MIGRATIONS = (
     Migration("0701_permissions_read_model", packaged_sql("projections.permissions", "permissions.sql")),
 )
+
+
+# What this projector takes from the log: the events it has a function for (its fallback does nothing).
+PERMISSION_TOPICS = dispatched(_apply)

@@ -31,22 +31,24 @@ class RelayConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     (`RelayConfig.at` names the server actually used).
     """
 
+    # NATS server URL; unset: embedded nats-server in embedded mode, no NATS with an external database
     url: str | None = None
-    enabled: bool = True
+    enabled: bool = True  # false: no relay, no NATS
     embedded_port: int = 0  # 0: a free loopback port, recorded in the data dir
-    stream: str = "CATALOG_EVENTS"
-    subject_prefix: str = "catalog"
+    stream: str = "CATALOG_EVENTS"  # the JetStream stream (also the relay's name: checkpoint row, leadership lock)
+    subject_prefix: str = "catalog"  # events go to `<prefix>.<event type...>`
+    # CloudEvents over NATS: `binary` (attributes in headers) or `structured` (JSON envelope)
     content_mode: ContentMode = "binary"
-    lakekeeper_compat: bool = False
-    lakekeeper_subject: str = "catalog.lakekeeper"
-    duplicate_window_seconds: float = 120.0
+    lakekeeper_compat: bool = False  # also publish Lakekeeper-shaped events for its consumers
+    lakekeeper_subject: str = "catalog.lakekeeper"  # the subject of those Lakekeeper-shaped events
+    duplicate_window_seconds: float = 120.0  # JetStream's deduplication window for a stream the relay creates
     max_age_seconds: float = 0.0  # 0: keep events forever
-    storage: Literal["file", "memory"] = "file"
-    batch_size: int = 500
+    storage: Literal["file", "memory"] = "file"  # storage of a stream the relay creates
+    batch_size: int = 500  # events read and published per batch
     poll_seconds: float = 1.0  # a missed NOTIFY is noticed this late at most
-    standby_retry_seconds: float = 1.0
-    backoff_max_seconds: float = 5.0
-    ack_timeout_seconds: float = 10.0
+    standby_retry_seconds: float = 1.0  # how often a standby relay tries to take the lead
+    backoff_max_seconds: float = 5.0  # longest pause between reconnection attempts
+    ack_timeout_seconds: float = 10.0  # how long a publish waits for JetStream's ack
 
     def at(self, url: str) -> RelayConfig:
         """This configuration publishing to `url` (the embedded server's, when none was configured)."""

@@ -17,7 +17,6 @@ from api.runtime.database import migrate
 from catalog_es.clock import RandomIds, SystemClock
 from catalog_es.store.database import open_pool
 from catalog_es.store.eventstore import EventStore
-from projections.catalog.projector import project_catalog
 from projections.checkpoints import load_checkpoint
 from projections.rebuild import rebuild_projection
 from projections.registry import CATALOG, STATISTICS
@@ -71,7 +70,7 @@ async def main(events: int, commits: int, rate: float) -> None:
         dsn = _fresh_database(Path(work))
         await migrate(dsn)
         pool = await open_pool(dsn, min_size=1, max_size=4)
-        store = EventStore(pool, clock=SystemClock(), ids=RandomIds(), inline_projectors=[project_catalog])
+        store = EventStore(pool, clock=SystemClock(), ids=RandomIds(), inline_projectors=[CATALOG.project])
         started = time.perf_counter()
         await _append(store, events, PER_TRANSACTION)
         print(f"appended {events} events in {time.perf_counter() - started:.1f} s")

@@ -28,7 +28,7 @@ from catalog_es.clock import RandomIds, SystemClock
 from catalog_es.events import NamespaceCreated
 from catalog_es.store.database import open_pool
 from catalog_es.store.eventstore import EventMetadata, EventStore
-from projections.catalog.projector import project_catalog
+from projections.registry import CATALOG
 
 STREAM = "BENCH_EVENTS"
 META = EventMetadata(actor="bench")
@@ -82,7 +82,7 @@ async def _throughput(dsn: str, url: str, work: Path, events: int, batch_size: i
     """Events already in the log, relay started cold: messages acknowledged per second until caught up."""
     pool = await open_pool(dsn, min_size=1, max_size=2)
     try:
-        store = EventStore(pool, clock=SystemClock(), ids=RandomIds(), inline_projectors=[project_catalog])
+        store = EventStore(pool, clock=SystemClock(), ids=RandomIds(), inline_projectors=[CATALOG.project])
         await _append(store, events, per_transaction=500)
     finally:
         await pool.close()
@@ -111,7 +111,7 @@ async def _latency(dsn: str, url: str, work: Path, commits: int, rate: float) ->
     pool = await open_pool(dsn, min_size=1, max_size=2)
     received: dict[str, float] = {}
     try:
-        store = EventStore(pool, clock=SystemClock(), ids=RandomIds(), inline_projectors=[project_catalog])
+        store = EventStore(pool, clock=SystemClock(), ids=RandomIds(), inline_projectors=[CATALOG.project])
         async with store.transaction(META) as tx:  # then wait for the relay to be up and caught up
             await tx.append(_namespace(20_000_000), expected_version=0)
         before = await store.head()

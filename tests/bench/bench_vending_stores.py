@@ -27,7 +27,7 @@ from catalog_es.storage.outbound import EndpointPolicy
 from catalog_es.storage.profiles import S3AccessKeyCredential, S3Profile
 from catalog_es.storage.vendor import CredentialVendor
 from tests.integration.s3_server import REGION, assume_role_calls, iam_store
-from tests.unit.test_vended_store_credentials import key_file
+from tests.unit.catalog_es.storage.test_vended_store_credentials import key_file
 
 LOOPBACK = EndpointPolicy.from_setting("127.0.0.1")
 

@@ -72,7 +72,7 @@ def test_every_catalog_setting_the_services_pass_is_a_valid_setting(project: dic
         assert settings.secrets_key, name
         assert "minio" in settings.s3_endpoint_allowed_hosts.split(","), name
         checked.add(name)
-    assert checked == {"migrate", "catalog-1", "catalog-2", "relay", "projector"}
+    assert checked == {"migrate", "catalog-1", "catalog-2", "relay", "projector", "worker"}
 
 
 def test_two_api_replicas_run_after_the_migration_with_two_workers_each(project: dict[str, Any]) -> None:

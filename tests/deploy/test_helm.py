@@ -85,13 +85,15 @@ def test_rendering_without_a_database_or_with_a_malformed_secrets_key_fails_with
             chart.render({"secret": {"pgDsn": DSN, "secretsKey": "not-a-key"}}, name="lake", namespace="data")
 
 
-def test_the_default_release_has_api_relay_projector_migration_and_nothing_optional() -> None:
+def test_the_default_release_has_every_process_the_migration_and_nothing_optional() -> None:
     manifests = _render()
 
     assert {name for kind, name in manifests if kind == "Deployment"} == {
         "lake-catalog-es-api",
         "lake-catalog-es-relay",
         "lake-catalog-es-projector",
+        "lake-catalog-es-worker",
+        "lake-catalog-es-maintenance",
     }
     assert ("Job", "lake-catalog-es-migrate") in manifests
     assert not {kind for kind, _ in manifests} & {"Ingress", "ServiceMonitor"}

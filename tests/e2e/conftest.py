@@ -76,7 +76,7 @@ def start_catalog(data_dir: Path, env: dict[str, str], port: int | None = None) 
             stderr=subprocess.STDOUT,
         )
     base_url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120  # generous: the suite runs several test processes on two cores
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"catalog-es serve exited with {process.returncode}: {log_path.read_text()}")

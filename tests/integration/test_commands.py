@@ -25,7 +25,7 @@ from catalog_es.locations import local_path
 from catalog_es.metadata.table_changes import metadata_digest
 from catalog_es.store.eventstore import EventMetadata
 from commands.bootstrap import Bootstrap, EnsureDefaultWarehouse, handle_bootstrap, handle_ensure_default_warehouse
-from commands.builtin_tasks import register_builtin_task_handlers
+from commands.builtin_tasks import builtin_task_handlers
 from commands.commit_table import CommitTable, handle_commit_table
 from commands.create_table import CreateTable, handle_create_table
 from commands.namespaces import (
@@ -38,7 +38,7 @@ from commands.namespaces import (
 )
 from commands.projects import CreateProject, DeleteProject, handle_create_project, handle_delete_project
 from commands.tabular_lifecycle import DropTable, RenameTable, handle_drop_table, handle_rename_table
-from commands.task_handlers import TABULAR_PURGE
+from commands.task_handlers import TABULAR_PURGE, QueueRegistry
 from commands.task_worker import TaskWorker
 
 META = EventMetadata(actor="alice", request_id="req-7")
@@ -473,8 +473,8 @@ def test_drop_table_deletes_files_when_purge_is_requested(open_catalog):
             created = await _table(catalog, "t")
             await handle_drop_table(DropTable(catalog.warehouse_id, DB, "t", True, META), catalog.ctx)
             kept_until_worker_ran = await asyncio.to_thread(Path(local_path(created.metadata_location)).is_file)
-            register_builtin_task_handlers()
-            ran = await TaskWorker(catalog.ctx, [TABULAR_PURGE], "test-worker").run_until_idle()
+            registry = QueueRegistry(builtin_task_handlers()).only(TABULAR_PURGE)
+            ran = await TaskWorker(catalog.ctx, registry, "test-worker").run_until_idle()
             return created, kept_until_worker_ran, ran
 
     created, kept_until_worker_ran, ran = asyncio.run(scenario())

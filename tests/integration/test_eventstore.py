@@ -12,7 +12,7 @@ from psycopg import errors
 
 from catalog_es.events import Event, NamespaceCreated, NamespacePropertiesUpdated, ProjectCreated, WarehouseCreated
 from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError
-from projections.catalog.projector import project_catalog
+from projections.registry import CATALOG
 
 META = EventMetadata(actor="alice", request_id="req-42")
 
@@ -377,7 +377,7 @@ def test_inline_projectors_see_exactly_the_stored_events_when_a_transaction_comm
 
     async def spy(conn, events):
         seen.extend(events)
-        await project_catalog(conn, events)
+        await CATALOG.project(conn, events)
 
     async def scenario():
         async with open_catalog(bootstrap=False, projectors=[spy]) as catalog:

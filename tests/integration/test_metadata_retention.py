@@ -10,11 +10,11 @@ from typing import Any
 
 from catalog_es.identifiers import Namespace
 from catalog_es.store.eventstore import EventMetadata
-from commands.builtin_tasks import register_builtin_task_handlers
+from commands.builtin_tasks import builtin_task_handlers
 from commands.commit_table import CommitTable, handle_commit_table
 from commands.create_table import CreateTable, handle_create_table
 from commands.namespaces import CreateNamespace, handle_create_namespace
-from commands.task_handlers import METADATA_CLEANUP, task_handler
+from commands.task_handlers import METADATA_CLEANUP
 from commands.tasks import claim_task, complete_task
 
 META = EventMetadata(actor="retention")
@@ -27,9 +27,7 @@ def _path(location: str) -> Path:
 
 
 async def _run_cleanups(ctx) -> list[dict[str, Any]]:
-    register_builtin_task_handlers()
-    handler = task_handler(METADATA_CLEANUP)
-    assert handler is not None
+    handler = builtin_task_handlers()[METADATA_CLEANUP]
     results = []
     while (task := await claim_task(ctx, [METADATA_CLEANUP], "test-worker", 30)) is not None:
         result = await handler(task, ctx)

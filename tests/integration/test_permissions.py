@@ -28,17 +28,15 @@ from commands.permissions import (
 from commands.roles import CreateRole, handle_create_role
 from commands.tabular_lifecycle import RenameTable, handle_rename_table
 from commands.users import DeleteUser, ProvisionUser, handle_delete_user, handle_provision_user
-from projections.catalog.projector import project_catalog
 from projections.permissions import queries as q
 from projections.permissions.as_of import access_as_of
-from projections.permissions.projector import project_permissions
 from projections.rebuild import rebuild_projection
-from projections.registry import PERMISSIONS
+from projections.registry import CATALOG, PERMISSIONS
 
 ALICE = EventMetadata(actor="oidc~alice")
 ADMIN = EventMetadata(actor="oidc~admin")
 SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": True}]}
-PROJECTORS = (project_catalog, project_permissions)
+PROJECTORS = (CATALOG.project, PERMISSIONS.project)
 
 
 async def _grant(catalog, kind, object_id, principal, privilege, *, revoke=False):

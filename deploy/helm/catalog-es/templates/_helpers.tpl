@@ -40,6 +40,28 @@ app.kubernetes.io/part-of: catalog-es
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
 
+{{/* The maintenance runner's image: catalog-es with PySpark and a JRE (the Dockerfile's spark-client target). */}}
+{{- define "catalog-es.maintenanceImage" -}}
+{{- printf "%s:%s" .Values.maintenance.image.repository (default .Chart.AppVersion .Values.maintenance.image.tag) }}
+{{- end }}
+
+{{/* Liveness of a process without an HTTP API: its `--health-port` listener answers while its loop runs. */}}
+{{- define "catalog-es.healthProbes" -}}
+startupProbe:
+  httpGet:
+    path: /health
+    port: health
+  periodSeconds: 2
+  failureThreshold: 90
+livenessProbe:
+  httpGet:
+    path: /health
+    port: health
+  periodSeconds: 10
+  timeoutSeconds: 3
+  failureThreshold: 6
+{{- end }}
+
 {{- define "catalog-es.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create }}
 {{- default (include "catalog-es.fullname" .) .Values.serviceAccount.name }}

@@ -18,7 +18,7 @@ from catalog_es.metadata.table_changes import (
 )
 from catalog_es.metadata.tables import decide_commit, metadata_to_json, parse_metadata
 from catalog_es.metadata.views import commit_view, new_view_metadata, parse_view_metadata, view_metadata_to_json
-from tests.unit.test_commit_cache import _table, _updates
+from tests.unit.catalog_es.metadata.test_commit_cache import _table, _updates
 
 SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
 

@@ -27,7 +27,17 @@ from catalog_es.metadata.tables import commit, parse_metadata
 from catalog_es.storage.files import WarehouseStorage
 from catalog_es.storage.manifest_lists import ManifestListWriterV3, read_manifest_list, write_manifest_list
 from catalog_es.storage.rebase_files import _ManifestLists
-from tests.unit.test_rebase import TABLE_UUID, A, B, C, asserts, client_append, set_main, snapshot_json, table
+from tests.unit.catalog_es.metadata.test_rebase import (
+    TABLE_UUID,
+    A,
+    B,
+    C,
+    asserts,
+    client_append,
+    set_main,
+    snapshot_json,
+    table,
+)
 
 NEW = 200
 IO = PyArrowFileIO()

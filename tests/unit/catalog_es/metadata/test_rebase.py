@@ -179,7 +179,7 @@ def test_stale_append_is_planned_on_format_versions_2_and_3_alike(format_version
     plan = plan_rebase(table(format_version=format_version), asserts(A), [client_append(A), set_main()])
 
     assert plan is not None
-    assert plan.head.snapshot_id == C  # v3's row ids: tests/unit/test_rebase_v3.py
+    assert plan.head.snapshot_id == C  # v3's row ids: tests/unit/catalog_es/storage/test_rebase_v3.py
 
 
 # --- the rebased manifest list and snapshot ------------------------------------------------------------

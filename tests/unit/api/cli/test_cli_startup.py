@@ -20,7 +20,7 @@ sys.stderr.write(json.dumps(sorted(name for name in sys.modules if name.split(".
 
 
 def test_building_the_cli_and_its_help_imports_no_heavy_dependency() -> None:
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(Path(__file__).resolve().parents[4])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
     probe = subprocess.run(
         [sys.executable, "-c", f"HEAVY = {HEAVY!r}\n{_PROBE}"],
