@@ -7,7 +7,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 docker_dir="$here/../../docker"
 base="${CATALOG_ES_BASE_IMAGE:-localhost/catalog-es-base:bookworm}"
 
-"$docker_dir/build.sh" runtime  # also makes the base when absent
+"$docker_dir/build.sh" runtime spark-client  # also makes the base when absent; spark-client runs `maintenance`
 
 cert="${PIP_CERT:-}"
 if [[ -z "$cert" ]]; then cert=$(python3 -m pip config get global.cert 2>/dev/null || true); fi
