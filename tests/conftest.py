@@ -13,6 +13,15 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from api.runtime.embedded_postgres import embedded_dsn
 
+# The image lane's background build: hooks of the whole run (the xdist controller loads only this conftest).
+from tests.deploy.image_build import (  # noqa: F401
+    pytest_collection_finish,
+    pytest_configure,
+    pytest_sessionfinish,
+    pytest_terminal_summary,
+    pytest_xdist_node_collection_finished,
+)
+
 # No test, and no server a test starts (they inherit this environment), may reach a cloud identity:
 # no instance-metadata service, no ambient credentials (DEVELOPERS.md "Loopback only").
 NO_AMBIENT_CLOUD_IDENTITY = {

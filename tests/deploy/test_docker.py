@@ -1,4 +1,7 @@
-"""deploy/docker/Dockerfile: hadolint-clean, non-root, healthy on /health, no jars or compilers in the server image."""
+"""deploy/docker/Dockerfile: hadolint-clean, non-root, healthy on /health, no jars or compilers in the server image.
+
+Building and running it is tests/deploy/test_image.py (podman); these read the file.
+"""
 
 from __future__ import annotations
 
@@ -46,7 +49,7 @@ def test_the_default_target_is_the_slim_non_root_server_with_a_python_healthchec
     arguments = dict(reversed(runtime))  # the first of each instruction
 
     assert list(stages)[-1] == "runtime"
-    assert "-slim" in arguments["FROM"]
+    assert arguments["FROM"] == "python AS runtime"
     assert re.fullmatch(r"\d+:\d+", arguments["USER"])
     assert not arguments["USER"].startswith("0:")
     assert instructions.index("USER") < instructions.index("ENTRYPOINT")
@@ -57,6 +60,29 @@ def test_the_default_target_is_the_slim_non_root_server_with_a_python_healthchec
     assert "/health" in healthcheck
     assert "curl" not in healthcheck
     assert "8181" in arguments["EXPOSE"]
+
+
+def test_every_stage_builds_on_the_base_argument_whose_default_is_debians_slim_image() -> None:
+    text = DOCKERFILE.read_text()
+    stages = _stages()
+    default = re.search(r"^ARG BASE_IMAGE=(\S+)$", text, re.MULTILINE)
+
+    assert default is not None
+    assert default.group(1) == "docker.io/library/debian:bookworm-slim"  # what users pull; build.sh passes its own
+    assert dict(stages["python"])["FROM"] == "${BASE_IMAGE} AS python"
+    assert {dict(instructions)["FROM"].split()[0] for name, instructions in stages.items() if name != "python"} == {
+        "python"
+    }
+
+
+def test_the_shared_python_stage_adds_only_python_and_ca_certificates_and_keeps_no_apt_lists() -> None:
+    runs = [arguments for instruction, arguments in _stages()["python"] if instruction == "RUN"]
+
+    assert len(runs) == 1
+    installed = re.search(r"--no-install-recommends ([^&]+)&&", runs[0])
+    assert installed is not None
+    assert installed.group(1).split() == ["python3", "ca-certificates"]
+    assert "rm -rf /var/lib/apt/lists/*" in runs[0]
 
 
 def test_the_server_image_has_no_compilers_package_manager_runs_or_spark_jars() -> None:
