@@ -12,12 +12,14 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from catalog_es.clock import SystemClock
 from catalog_es.errors import CommitFailedError
 from catalog_es.events import Event
 from catalog_es.identifiers import Namespace, name_key
 from catalog_es.protection import ProtectedObject, Protection
-from catalog_es.state import NamespaceRow, TabularRow, WarehouseRow
+from catalog_es.state import NamespaceRow, TabularHead, TabularRow, WarehouseRow
 from commands.context import CommandContext
 
 WAREHOUSE = WarehouseRow(
@@ -89,6 +91,16 @@ class FakeCatalogState:
 
     async def table(self, conn: Any, warehouse_id: uuid.UUID, namespace: Namespace, name: str) -> TabularRow | None:
         return self._find("table", namespace, name)
+
+    async def table_head(
+        self, conn: Any, warehouse_id: uuid.UUID, namespace: Namespace, name: str
+    ) -> TabularHead | None:
+        row = self._find("table", namespace, name)
+        if row is None:
+            return None
+        fields = msgspec.structs.asdict(row)
+        del fields["metadata"]
+        return TabularHead(**fields)
 
     async def view(self, conn: Any, warehouse_id: uuid.UUID, namespace: Namespace, name: str) -> TabularRow | None:
         return self._find("view", namespace, name)
