@@ -114,7 +114,7 @@ async def _commit_rebased(
         except BaseException:
             await off_loop(delete_manifest_lists, storage, decided.manifest_lists)
             raise
-        return TabularResult(metadata_location=event.metadata_location, metadata=decided.document)
+        return TabularResult(event.metadata_location, decided.document, decided.encoded)
     raise CommitFailedError(f"Table {change.namespace}.{change.name} was changed concurrently")
 
 

@@ -191,7 +191,7 @@ async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow
         if not rebase or prepared.location_changed:
             raise lost from None
     else:
-        return TabularResult(metadata_location=prepared.metadata_location, metadata=prepared.document)
+        return TabularResult(prepared.metadata_location, prepared.document, prepared.encoded)
     return await commit_rebased(ctx, warehouse, _change(cmd), current, lost, reload=True)
 
 

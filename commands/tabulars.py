@@ -46,6 +46,7 @@ class TabularResult(msgspec.Struct, frozen=True):
 
     metadata_location: str | None
     metadata: Json
+    encoded: bytes | None = None  # `metadata` as JSON, when the command encoded it already (a commit, for its file)
 
     @property
     def stored_location(self) -> str:
