@@ -14,6 +14,7 @@ from api.maintenance.job import JobRunner, maintenance_handler
 from api.maintenance.scheduling import schedule_due
 from api.settings import Settings
 from catalog_es.clock import RandomIds, SystemClock
+from catalog_es.metadata.document_cache import MetadataDocuments
 from catalog_es.planning.service import ScanPlanning
 from catalog_es.storage.file_roots import FileStorageRoots
 from catalog_es.storage.vendor import CredentialVendor
@@ -28,7 +29,7 @@ from projections.catalog.queries import CatalogReadModel
 from projections.catalog.warehouse_cache import WarehouseCache
 from projections.permissions.queries import AccessReadModel
 from projections.protection import ProtectionReadModel
-from projections.registry import INLINE_PROJECTORS
+from projections.registry import inline_projectors as default_inline_projectors
 from projections.relay.metrics import RelayMetrics
 
 
@@ -81,13 +82,15 @@ async def open_services(
     relay_metrics: RelayMetrics | None = None,
     pool_size: tuple[int, int] = (2, 16),
     read_model: CatalogReadModel | None = None,
-    inline_projectors: Sequence[InlineProjector] = INLINE_PROJECTORS,
+    inline_projectors: Sequence[InlineProjector] | None = None,
     file_roots: FileStorageRoots | None = None,
     local_tokens: LocalTokens | None = None,
 ) -> AsyncIterator[Services]:
     """Open the pool and wire store, command context, caches and secrets on it; the pool closes on exit.
 
-    The secrets store is always the settings' one, so a CLI command writes with the same credentials
+    One `MetadataDocuments` serves the commit commands and the catalog projector (unless `inline_projectors` are
+    given): a hot table's commit reads, decodes and parses no metadata document. The secrets store is always the
+    settings' one, so a CLI command writes with the same credentials
     (and the same warehouse S3 settings) as the server; it was once forgotten in `audit export`.
     """
     min_size, max_size = pool_size
@@ -99,6 +102,9 @@ async def open_services(
             WarehouseCache(ttl=None),
         )  # the log invalidates it (follow_warehouse_events)
         state = read_model or CatalogReadModel()
+        documents = MetadataDocuments()
+        if inline_projectors is None:
+            inline_projectors = default_inline_projectors(documents)
         store = EventStore(
             pool,
             clock=clock,
@@ -119,6 +125,7 @@ async def open_services(
             endpoints=settings.endpoint_policy,
             file_roots=file_roots if file_roots is not None else settings.file_roots,
             server_side_rebase=settings.server_side_rebase,
+            documents=documents,
             soft_deletes=state,
             warehouse_hold_seconds=settings.warehouse_delete_hold_seconds,
         )

@@ -94,6 +94,36 @@ class TabularRow(msgspec.Struct, frozen=True):
     kind: TabularKindName
 
 
+class TabularHead(msgspec.Struct, frozen=True):
+    """A table's row without its metadata document, which grows with the table's history: the commit path reads
+    this and takes the document from the documents it keeps by metadata location."""
+
+    id: uuid.UUID
+    warehouse_id: uuid.UUID
+    namespace_id: uuid.UUID
+    namespace: list[str]
+    name: str
+    location: str
+    metadata_location: str
+    version: int
+    kind: TabularKindName
+
+    def with_document(self, document: Json) -> TabularRow:
+        """The whole row, `document` being the one stored at `metadata_location`."""
+        return TabularRow(
+            self.id,
+            self.warehouse_id,
+            self.namespace_id,
+            self.namespace,
+            self.name,
+            self.location,
+            self.metadata_location,
+            document,
+            self.version,
+            self.kind,
+        )
+
+
 WarehouseLoader = Callable[[], Awaitable[WarehouseRow | None]]
 
 
@@ -133,6 +163,12 @@ class CatalogState(Protocol):
     async def table(
         self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
     ) -> TabularRow | None: ...
+
+    async def table_head(
+        self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
+    ) -> TabularHead | None:
+        """`table` without the metadata document (see `TabularHead`)."""
+        ...
 
     async def table_id_taken(self, conn: Connection, table_id: uuid.UUID) -> bool: ...
 

@@ -13,7 +13,7 @@ from catalog_es.identifiers import Namespace
 from catalog_es.metadata.commit_cache import document_after
 from catalog_es.metadata.rebase import plan_rebase
 from catalog_es.metadata.retention import removed_metadata_files
-from catalog_es.metadata.table_changes import metadata_digest, records_whole_document
+from catalog_es.metadata.table_changes import digest_of, encode_metadata, records_whole_document
 from catalog_es.metadata.tables import decide_commit, next_metadata_location
 from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.storage.files import WarehouseStorage
@@ -21,7 +21,7 @@ from catalog_es.storage.rebase_files import delete_manifest_lists, rebase_commit
 from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError, Transaction
 from commands.context import CommandContext, off_loop
 from commands.metadata_cleanup import cleanup_task
-from commands.tabulars import TabularResult, metadata_written
+from commands.tabulars import TabularResult, current_table, metadata_written
 from commands.tasks import schedule_task
 
 # Each lost race means another commit landed, so the table makes progress; the bound only keeps one
@@ -46,6 +46,7 @@ class RebasableChange:
 class _Decided:
     event: TableCommitted
     document: Json  # the metadata the event results in
+    encoded: bytes  # its canonical JSON, encoded once: the metadata file, the read model's copy, the digest's input
     manifest_lists: list[str]
     removed_files: list[str]  # previous metadata files to delete after the commit
 
@@ -90,7 +91,7 @@ async def _commit_rebased(
     for attempt in range(1, _ATTEMPTS + 1):
         if current is None:
             async with ctx.store.connection() as conn:
-                current = await ctx.state.table(conn, warehouse.id, change.namespace, change.name)
+                current = await current_table(ctx, conn, warehouse.id, change.namespace, change.name)
             if current is None or current.id != known.id:
                 raise failure
         decided = await _decide(ctx, storage, current, change, attempt)
@@ -100,9 +101,11 @@ async def _commit_rebased(
         tx: Transaction | None = None
         try:
             async with metadata_written(
-                ctx, storage, event.metadata_location, decided.document, change.metadata, serialised=False
+                ctx, storage, event.metadata_location, decided.encoded, change.metadata, serialised=False
             ) as tx:
-                await tx.append(event, expected_version=current.version, document=decided.document)
+                await tx.append(
+                    event, expected_version=current.version, document=decided.document, encoded=decided.encoded
+                )
                 if decided.removed_files:
                     await schedule_task(tx, ctx, cleanup_task(warehouse.id, current.id, decided.removed_files))
         except StreamVersionConflictError:
@@ -113,7 +116,7 @@ async def _commit_rebased(
             if tx is None or not tx.may_have_committed(error):  # else the committed metadata may name them
                 await off_loop(delete_manifest_lists, storage, decided.manifest_lists)
             raise
-        return TabularResult(metadata_location=event.metadata_location, metadata=decided.document)
+        return TabularResult(event.metadata_location, decided.document, decided.encoded)
     raise CommitFailedError(f"Table {change.namespace}.{change.name} was changed concurrently")
 
 
@@ -125,7 +128,7 @@ async def _decide(
     Raises:
         CommitFailedError: a requirement fails and the change cannot be rebased.
     """
-    base = ctx.parsed_metadata.parse(current.metadata_location, current.metadata)
+    base = ctx.documents.parse(current.metadata_location, current.metadata)
     now_ms = ctx.now_ms()
     try:
         updated, assigned_ids = decide_commit(
@@ -154,6 +157,7 @@ async def _decide(
         await off_loop(delete_manifest_lists, storage, lists)
         raise CommitFailedError(f"Table {change.namespace}.{change.name} was changed concurrently")
     document = document_after(base, current.metadata, updated)
+    encoded = encode_metadata(document)
     event = TableCommitted(
         table_id=current.id,
         warehouse_id=current.warehouse_id,
@@ -162,11 +166,11 @@ async def _decide(
         previous_metadata_location=current.metadata_location,
         metadata_location=next_metadata_location(updated, current.metadata_location),
         applied_at_ms=now_ms,
-        metadata_sha256=metadata_digest(document),
+        metadata_sha256=digest_of(encoded),
         assigned_ids=assigned_ids,
         metadata=document if records_whole_document(base, updated) else None,
         rebased=rebased,
     )
-    ctx.parsed_metadata.remember(event.metadata_location, updated)
+    ctx.documents.remember(event.metadata_location, document, updated)
     removed = removed_metadata_files(base, updated)
-    return _Decided(event=event, document=document, manifest_lists=lists, removed_files=removed)
+    return _Decided(event=event, document=document, encoded=encoded, manifest_lists=lists, removed_files=removed)

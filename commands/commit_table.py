@@ -9,10 +9,11 @@ import msgspec
 from catalog_es.errors import CommitFailedError, NoSuchTableError
 from catalog_es.events import Json, TableCommitted, TableCreated
 from catalog_es.identifiers import Namespace
-from catalog_es.metadata.commit_cache import ParsedMetadataCache, document_after
+from catalog_es.metadata.commit_cache import document_after
+from catalog_es.metadata.document_cache import MetadataDocuments
 from catalog_es.metadata.rebase import rebase_enabled
 from catalog_es.metadata.retention import removed_metadata_files
-from catalog_es.metadata.table_changes import metadata_digest, records_whole_document
+from catalog_es.metadata.table_changes import digest_of, encode_metadata, records_whole_document
 from catalog_es.metadata.tables import commit, decide_commit, metadata_to_json, next_metadata_location
 from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError, Transaction
@@ -24,6 +25,7 @@ from commands.tabulars import (
     claim_location,
     claim_moved_location,
     claim_name_and_location,
+    current_table,
     metadata_written,
     require_metadata_file,
 )
@@ -56,7 +58,7 @@ async def handle_commit_table(cmd: CommitTable, ctx: CommandContext) -> TabularR
     """
     warehouse = await ctx.warehouse(cmd.warehouse_id)
     async with ctx.store.connection() as conn:
-        current = await ctx.state.table(conn, cmd.warehouse_id, cmd.namespace, cmd.name)
+        current = await current_table(ctx, conn, cmd.warehouse_id, cmd.namespace, cmd.name)
     if current is None:
         if not _creates(cmd):
             raise NoSuchTableError(f"Table does not exist: {cmd.namespace}.{cmd.name}")
@@ -73,6 +75,7 @@ class PreparedCommit(msgspec.Struct, frozen=True):
     location_changed: bool
     metadata_location: str
     document: Json
+    encoded: bytes  # the document's canonical JSON: its metadata file, the read model's copy, its digest's input
     applied_at_ms: int
     assigned_ids: dict[str, int]
     whole: bool  # the event records the document itself (see `records_whole_document`)
@@ -87,7 +90,7 @@ class PreparedCommit(msgspec.Struct, frozen=True):
             previous_metadata_location=self.current.metadata_location,
             metadata_location=self.metadata_location,
             applied_at_ms=self.applied_at_ms,
-            metadata_sha256=metadata_digest(self.document),
+            metadata_sha256=digest_of(self.encoded),
             assigned_ids=self.assigned_ids,
             metadata=self.document if self.whole else None,
         )
@@ -98,30 +101,32 @@ def prepare_commit(
     requirements: list[Json],
     updates: list[Json],
     now_ms: int,
-    parsed: ParsedMetadataCache,
+    documents: MetadataDocuments,
 ) -> PreparedCommit | None:
     """Decide a commit to `current`; None when it changes nothing.
 
-    The base comes parsed from `parsed` and the result is kept there under its new location (written or not,
-    a location is used once), so the table's next commit parses nothing.
+    The base comes parsed from `documents` and the result is kept there under its new location (written or not,
+    a location is used once), so the table's next commit reads and parses nothing. The document is encoded once.
 
     Raises:
         CommitFailedError: a requirement does not hold.
         BadRequestError: an update is unknown or invalid.
     """
-    base = parsed.parse(current.metadata_location, current.metadata)
+    base = documents.parse(current.metadata_location, current.metadata)
     updated, assigned_ids = decide_commit(base, current.metadata_location, requirements, updates, now_ms=now_ms)
     if updated == base:
         return None
     metadata_location = next_metadata_location(updated, current.metadata_location)
-    parsed.remember(metadata_location, updated)
+    document = document_after(base, current.metadata, updated)
+    documents.remember(metadata_location, document, updated)
     return PreparedCommit(
         current=current,
         requirements=requirements,
         updates=updates,
         location_changed=updated.location != base.location,
         metadata_location=metadata_location,
-        document=document_after(base, current.metadata, updated),
+        document=document,
+        encoded=encode_metadata(document),
         applied_at_ms=now_ms,
         assigned_ids=assigned_ids,
         whole=records_whole_document(base, updated),
@@ -141,7 +146,12 @@ async def append_commit(
     if prepared.location_changed:
         location = prepared.document["location"]
         await claim_location(ctx, tx.conn, warehouse=warehouse, location=location, table_id=prepared.current.id)
-    await tx.append(prepared.event(), expected_version=prepared.current.version, document=prepared.document)
+    await tx.append(
+        prepared.event(),
+        expected_version=prepared.current.version,
+        document=prepared.document,
+        encoded=prepared.encoded,
+    )
     if prepared.removed_files:
         await schedule_task(tx, ctx, cleanup_task(warehouse.id, prepared.current.id, prepared.removed_files))
 
@@ -152,7 +162,7 @@ async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow
     storage = await ctx.storage(warehouse)
     await require_metadata_file(storage, current.metadata_location)  # as loadTable: not committed on as if present
     try:
-        prepared = prepare_commit(current, cmd.requirements, cmd.updates, ctx.now_ms(), ctx.parsed_metadata)
+        prepared = prepare_commit(current, cmd.requirements, cmd.updates, ctx.now_ms(), ctx.documents)
     except CommitFailedError as failure:
         if not rebase:
             raise
@@ -171,7 +181,7 @@ async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow
     # Only a moved table needs the location check serialised with other writers; otherwise the
     # (stream, version) key alone decides, and the counter row is locked just for the append.
     written = metadata_written(
-        ctx, storage, prepared.metadata_location, prepared.document, cmd.metadata, serialised=prepared.location_changed
+        ctx, storage, prepared.metadata_location, prepared.encoded, cmd.metadata, serialised=prepared.location_changed
     )
     try:
         async with written as tx:
@@ -181,7 +191,7 @@ async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow
         if not rebase or prepared.location_changed:
             raise lost from None
     else:
-        return TabularResult(metadata_location=prepared.metadata_location, metadata=prepared.document)
+        return TabularResult(prepared.metadata_location, prepared.document, prepared.encoded)
     return await commit_rebased(ctx, warehouse, _change(cmd), current, lost, reload=True)
 
 

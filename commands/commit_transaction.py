@@ -12,7 +12,7 @@ from catalog_es.identifiers import Namespace, name_key
 from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError
 from commands.commit_table import PreparedCommit, append_commit, prepare_commit
 from commands.context import CommandContext
-from commands.tabulars import claim_moved_location, metadata_files_written, require_metadata_file
+from commands.tabulars import claim_moved_location, current_table, metadata_files_written, require_metadata_file
 
 
 class TableChange(msgspec.Struct, frozen=True):
@@ -45,13 +45,13 @@ async def handle_commit_transaction(cmd: CommitTransaction, ctx: CommandContext)
     prepared: list[PreparedCommit] = []
     async with ctx.store.connection() as conn:
         for change in cmd.changes:
-            current = await ctx.state.table(conn, cmd.warehouse_id, change.namespace, change.name)
+            current = await current_table(ctx, conn, cmd.warehouse_id, change.namespace, change.name)
             if current is None:
                 raise NoSuchTableError(f"Table does not exist: {change.namespace}.{change.name}")
-            decided = prepare_commit(current, change.requirements, change.updates, ctx.now_ms(), ctx.parsed_metadata)
+            decided = prepare_commit(current, change.requirements, change.updates, ctx.now_ms(), ctx.documents)
             if decided is not None:
                 prepared.append(decided)
-    files = [(commit.metadata_location, commit.document) for commit in prepared]
+    files: list[tuple[str, Json | bytes]] = [(commit.metadata_location, commit.encoded) for commit in prepared]
     serialised = any(commit.location_changed for commit in prepared)
     storage = await ctx.storage(warehouse)
     for commit in prepared:

@@ -13,7 +13,7 @@ import msgspec
 from catalog_es.clock import Clock, IdSource, millis
 from catalog_es.errors import BadRequestError, NoSuchNamespaceError, NoSuchWarehouseError
 from catalog_es.identifiers import Namespace
-from catalog_es.metadata.commit_cache import ParsedMetadataCache
+from catalog_es.metadata.document_cache import MetadataDocuments
 from catalog_es.metadata.rebase import RebaseMode
 from catalog_es.protection import ProtectionState
 from catalog_es.soft_delete import SoftDeleteState
@@ -46,8 +46,9 @@ class CommandContext:
     file_roots: FileStorageRoots = field(default_factory=FileStorageRoots)
     # Which tables get commits rebased on a moved branch (issue 19): see `catalog_es.metadata.rebase.rebase_enabled`.
     server_side_rebase: RebaseMode = "on"
-    # Parsed table metadata by location: a hot table's commit parses nothing (issue 19 §2).
-    parsed_metadata: ParsedMetadataCache = field(default_factory=ParsedMetadataCache, compare=False, repr=False)
+    # Metadata documents (and parsed models) by location: a hot table's commit neither reads nor parses its document
+    # (issues 19 §2, 28). The composition root shares one with the catalog projector.
+    documents: MetadataDocuments = field(default_factory=MetadataDocuments, compare=False, repr=False)
     # The soft-deleted read model (commands/soft_delete.py); None where nothing undrops (most tests).
     soft_deletes: SoftDeleteState | None = None
     # How long a warehouse deleted with `force` can still be undeleted (commands/warehouse_hold.py); 0: not at all.

@@ -46,6 +46,7 @@ class TabularResult(msgspec.Struct, frozen=True):
 
     metadata_location: str | None
     metadata: Json
+    encoded: bytes | None = None  # `metadata` as JSON, when the command encoded it already (a commit, for its file)
 
     @property
     def stored_location(self) -> str:
@@ -252,6 +253,20 @@ async def claim_new_location(
         raise InvalidLocationError(f"Table location {location} is not empty")
 
 
+async def current_table(
+    ctx: CommandContext, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
+) -> TabularRow | None:
+    """The table as the read model holds it, for a commit: its document from `ctx.documents` when kept there (a hot
+    table's commit then reads and decodes no O(history) column), else from the row, read whole."""
+    head = await ctx.state.table_head(conn, warehouse_id, namespace, name)
+    if head is None:
+        return None
+    document = ctx.documents.document(head.metadata_location)
+    if document is not None:
+        return head.with_document(document)
+    return await ctx.state.table(conn, warehouse_id, namespace, name)
+
+
 async def require_metadata_file(storage: WarehouseStorage, metadata_location: str) -> None:
     """The current metadata file must still be in storage: the log keeps its document, but a table whose file
     was deleted behind the catalog's back is not served from the log as if nothing happened (Iceberg Java's
@@ -302,13 +317,14 @@ async def metadata_written(
     ctx: CommandContext,
     storage: WarehouseStorage,
     metadata_location: str,
-    document: Json,
+    document: Json | bytes,
     event_metadata: EventMetadata,
     *,
     serialised: bool = True,
 ) -> AsyncIterator[Transaction]:
     """Write the metadata file first (no lock held during IO), then open the append transaction.
 
+    `document` may be given already encoded (a commit encodes once for the file, its digest and the read model).
     If the transaction does not commit, the file is deleted again (best effort). `serialised`: see
     `EventStore.transaction`.
     """
@@ -321,7 +337,7 @@ async def metadata_written(
 async def metadata_files_written(
     ctx: CommandContext,
     storage: WarehouseStorage,
-    files: Sequence[tuple[str, Json]],
+    files: Sequence[tuple[str, Json | bytes]],
     event_metadata: EventMetadata,
     *,
     serialised: bool = True,

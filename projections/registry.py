@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from catalog_es.events import Event
 from catalog_es.events.tasks import TASK_EVENTS
+from catalog_es.metadata.document_cache import MetadataDocuments
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import InlineProjector, RecordedEvent
 from catalog_es.store.migrations import Migration
 from catalog_es.store.task_queue import TASK_QUEUE_MIGRATIONS, TASK_TABLES
 from projections.audit.log_chain import CHAIN_MIGRATIONS, CHAIN_TABLES, chain_events
 from projections.catalog.migrations import READ_MODEL_MIGRATIONS
-from projections.catalog.projector import CATALOG_TOPICS, READ_MODEL_TABLES, project_catalog
+from projections.catalog.projector import CATALOG_TOPICS, READ_MODEL_TABLES, CatalogProjector, project_catalog
 from projections.checkpoints import CHECKPOINT_MIGRATIONS, ProjectorStatus, projector_status
 from projections.maintenance.health import (
     HEALTH_MIGRATIONS,
@@ -99,6 +100,14 @@ PROJECTIONS = (
 PROCESS_PROJECTIONS = tuple(p for p in PROJECTIONS if not p.inline)
 # What every event store on the write path applies in its append transaction, in this order.
 INLINE_PROJECTORS = tuple(p.project for p in PROJECTIONS if p.inline)
+
+
+def inline_projectors(documents: MetadataDocuments) -> tuple[InlineProjector, ...]:
+    """`INLINE_PROJECTORS`, the catalog's keeping metadata documents in `documents` (the composition root's)."""
+    with_documents = replace(CATALOG, apply=CatalogProjector(documents))
+    return tuple(with_documents.project if p is CATALOG else p.project for p in PROJECTIONS if p.inline)
+
+
 # The inline read models' steps are applied with the event store's; these come after them.
 PROJECTOR_MIGRATIONS = (
     *CHECKPOINT_MIGRATIONS,

@@ -96,7 +96,7 @@ class Check:
         creating: bool = False,
     ) -> None:
         """`creating`: a staged create's commit (`assert-create`), which makes the table if it does not exist."""
-        lookup = self.read_model.view if view else self.read_model.table
+        lookup = self.read_model.view if view else self.read_model.table_head  # a table's id, not its document
         row = await lookup(self.conn, warehouse_id, namespace, name)
         if row is None:
             if creating:

@@ -233,7 +233,8 @@ class TablesController(Controller):
         )
         result = await handle_commit_table(command, req.ctx)
         assert result.metadata_location is not None  # a commit always writes a metadata file
-        committed = CommitTableResponse(metadata_location=result.metadata_location, metadata=result.metadata)
+        encoded = result.encoded if result.encoded is not None else msgspec.json.encode(result.metadata)
+        committed = CommitTableResponse(metadata_location=result.metadata_location, metadata=msgspec.Raw(encoded))
         return Response(committed, headers=etag_header(result.metadata_location))
 
     @delete("/tables/{table:str}", status_code=204, opt=requires(forcing(on_tabular("modify", view=False))))

@@ -104,8 +104,10 @@ class CommitTableRequest(Wire):
 
 
 class CommitTableResponse(Wire):
+    """The committed metadata sent as the commit encoded it for its file (no second encoding of a large document)."""
+
     metadata_location: str
-    metadata: Json
+    metadata: msgspec.Raw
 
 
 class RenameTableRequest(Wire):

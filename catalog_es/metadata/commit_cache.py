@@ -1,14 +1,13 @@
-"""The cheaper commit (issue 19 §2): parsed metadata kept by location, and a commit's document dumped from its base's.
+"""The cheaper commit (issue 19 §2): a commit's document dumped from its base's (models are kept by location in
+`catalog_es.metadata.document_cache`).
 
-A metadata location names one immutable document, so the pydantic model parsed from it (or built by the commit
-that wrote it) serves every later commit to that table: a hot table's commit parses nothing. pyiceberg applies
-updates with shallow model copies, so a field the commit did not touch is the very object of the base; its JSON is
-then the base document's, and only the changed fields (and new list elements) are dumped.
+pyiceberg applies updates with shallow model copies, so a field the commit did not touch is the very object of the
+base; its JSON is then the base document's, and only the changed fields (and new list elements) are dumped.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
+import operator
 from functools import cache
 from typing import Any
 
@@ -16,47 +15,7 @@ from pydantic import BaseModel
 from pyiceberg.table.metadata import TableMetadata
 
 from catalog_es.events import Json
-from catalog_es.metadata.tables import metadata_to_json, parse_metadata
-
-
-class ParsedMetadataCache:
-    """Bounded LRU of parsed table metadata by metadata location (per process; entries never go stale)."""
-
-    def __init__(self, capacity: int = 256) -> None:
-        self._capacity = capacity
-        self._entries: OrderedDict[str, TableMetadata] = OrderedDict()
-
-    def parse(self, location: str, document: Json) -> TableMetadata:
-        """The metadata stored at `location` (whose document is `document`), parsed at most once.
-
-        Raises:
-            BadRequestError: the document is not valid table metadata.
-        """
-        cached = self._entries.get(location)
-        if cached is not None and _same_document(cached, document):
-            self._entries.move_to_end(location)
-            return cached
-        parsed = parse_metadata(document)
-        self.remember(location, parsed)
-        return parsed
-
-    def remember(self, location: str, metadata: TableMetadata) -> None:
-        """Keep the metadata just written at `location` (the next commit to the table starts from it)."""
-        if self._capacity <= 0:
-            return
-        self._entries[location] = metadata
-        self._entries.move_to_end(location)
-        while len(self._entries) > self._capacity:
-            self._entries.popitem(last=False)
-
-
-def _same_document(metadata: TableMetadata, document: Json) -> bool:
-    """A cheap guard against a location reused with other content (it never is; a mismatch is parsed afresh)."""
-    return (
-        document.get("last-updated-ms") == metadata.last_updated_ms
-        and document.get("table-uuid") == str(metadata.table_uuid)
-        and len(document.get("snapshots") or ()) == len(metadata.snapshots)
-    )
+from catalog_es.metadata.tables import metadata_to_json
 
 
 def document_after(base: TableMetadata, base_document: Json, updated: TableMetadata) -> Json:
@@ -110,6 +69,12 @@ def _list_json(new: Any, old: Any, old_json: Any) -> list[Any] | None:
         old
     ):
         return None
+    shared = _shared_prefix(new, old)
+    if shared == len(new):  # e.g. a snapshot expired from the end, or nothing left
+        return old_json[:shared]
+    if shared == len(old):  # the common case, a list that grew (snapshots, their log): copy, dump the new tail
+        tail = [_element_json(element) for element in new[shared:]]
+        return None if any(element is _DUMP for element in tail) else [*old_json, *tail]
     known = {id(element): index for index, element in enumerate(old)}
     elements: list[Any] = []
     for element in new:
@@ -121,3 +86,19 @@ def _list_json(new: Any, old: Any, old_json: Any) -> list[Any] | None:
         else:
             return None
     return elements
+
+
+def _shared_prefix(new: list[Any], old: list[Any]) -> int:
+    """How many leading elements `new` shares (as the very objects) with `old`, found without a Python loop."""
+    length = min(len(new), len(old))
+    if all(map(operator.is_, new, old)):
+        return length
+    for index in range(length):
+        if new[index] is not old[index]:
+            return index
+    return length
+
+
+def _element_json(element: Any) -> Any:
+    """A new list element's JSON, or `_DUMP` when it is not a model (the list is then dumped whole)."""
+    return element.model_dump(mode="json") if isinstance(element, BaseModel) else _DUMP

@@ -17,9 +17,20 @@ class MetadataDigestMismatchError(Exception):
     """A replayed metadata document is not the one the commit produced: the log no longer rebuilds it."""
 
 
+def encode_metadata(document: Json) -> bytes:
+    """The document's canonical JSON (keys sorted at every level): a commit encodes its document once, and these
+    bytes are its metadata file, the read model's copy and what its digest is of."""
+    return msgspec.json.encode(document, order="sorted")
+
+
+def digest_of(encoded: bytes) -> str:
+    """The digest of a document given as its canonical JSON (`encode_metadata`)."""
+    return hashlib.sha256(encoded).hexdigest()
+
+
 def metadata_digest(document: Json) -> str:
     """sha256 of the document's canonical JSON (keys sorted at every level, so stored key order does not matter)."""
-    return hashlib.sha256(msgspec.json.encode(document, order="sorted")).hexdigest()
+    return digest_of(encode_metadata(document))
 
 
 def check_digest(document: Json, expected: str | None, where: str) -> None:

@@ -70,15 +70,16 @@ class WarehouseStorage:
                 raise InvalidLocationError(f"Location {location} leads out of the warehouse's storage {self._base}")
         return canonical
 
-    def write_metadata(self, location: str, document: Json) -> None:
-        """Write a new metadata file; never overwrites (a name is used once).
+    def write_metadata(self, location: str, document: Json | bytes) -> None:
+        """Write a new metadata file; never overwrites (a name is used once). `document` may be its JSON already.
 
         Raises:
             FileExistsError: the file exists already.
             StorageAccessError: the storage refused the write.
         """
         self.confined(location)
-        content = Compressor.get_compressor(location).bytes_compressor()(msgspec.json.encode(document))
+        encoded = document if isinstance(document, bytes) else msgspec.json.encode(document)
+        content = Compressor.get_compressor(location).bytes_compressor()(encoded)
         try:
             path = _local_path(location)
             if path is None:

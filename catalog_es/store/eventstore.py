@@ -46,6 +46,7 @@ class RecordedEvent(msgspec.Struct, frozen=True):
     # A table's metadata document after this event when its writer had it, never stored: the inline
     # projection uses it instead of rebuilding the document from the change the event records.
     document: Json | None = None
+    encoded_document: bytes | None = None  # `document` as its writer encoded it (JSON), when it did
 
     def decode(self) -> Event:
         return decode_event(self.type, self.data)
@@ -105,7 +106,8 @@ class Transaction:
         self._time = time
         self._stream_versions: dict[str, int] = {}
         self.pending: list[tuple[Event, int]] = []
-        self._documents: dict[int, Json] = {}  # index in `pending` -> the document its writer computed
+        # index in `pending` -> the document its writer computed, and its JSON when the writer encoded it
+        self._documents: dict[int, tuple[Json, bytes | None]] = {}
         self.committing = False  # the writer's part is done: appends, projections and COMMIT are on their way
 
     def may_have_committed(self, failure: BaseException) -> bool:
@@ -133,11 +135,14 @@ class Transaction:
             self._stream_versions[stream_id] = int(row[0]) if row else 0
         return self._stream_versions[stream_id]
 
-    async def append(self, event: Event, *, expected_version: int, document: Json | None = None) -> None:
+    async def append(
+        self, event: Event, *, expected_version: int, document: Json | None = None, encoded: bytes | None = None
+    ) -> None:
         """Append one event to its stream, which must still be at `expected_version`.
 
         `document` is the metadata the event results in, when the writer computed it: the inline projections get it
-        along (it is not stored) and need not replay the event's change.
+        along (it is not stored) and need not replay the event's change; `encoded`, its JSON if the writer has it,
+        spares them encoding it again.
 
         In an unserialised transaction a stream's first expected version is not read back: it must come
         from committed state (streams only grow), and the unique (stream, version) key refuses it at
@@ -153,7 +158,7 @@ class Transaction:
             raise StreamVersionConflictError(event.stream_id, expected_version, actual)
         self._stream_versions[event.stream_id] = actual + 1
         if document is not None:
-            self._documents[len(self.pending)] = document
+            self._documents[len(self.pending)] = (document, encoded)
         self.pending.append((event, actual + 1))
 
     async def flush(self, source: str, metadata: EventMetadata, ids: IdSource) -> list[RecordedEvent]:
@@ -181,7 +186,8 @@ class Transaction:
                 stream_id=event.stream_id,
                 stream_version=version,
                 commit_id=self._commit_id,
-                document=self._documents.get(offset - 1),
+                document=self._documents.get(offset - 1, (None, None))[0],
+                encoded_document=self._documents.get(offset - 1, (None, None))[1],
             )
             for offset, (event, version) in enumerate(self.pending, start=1)
         ]

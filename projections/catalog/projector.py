@@ -54,6 +54,7 @@ from catalog_es.events.protection import (
 )
 from catalog_es.identifiers import Namespace, name_key
 from catalog_es.locations import location_key
+from catalog_es.metadata.document_cache import MetadataDocuments
 from catalog_es.storage.delete_profiles import HARD_DELETE
 from catalog_es.storage.profiles import base_location, decode_profile
 from catalog_es.store.database import Connection
@@ -67,42 +68,57 @@ CATALOG_TOPICS: tuple[type[Event], ...] = (*CATALOG_EVENTS, *LIFECYCLE_EVENTS, *
 READ_MODEL_TABLES = ("server_info", "projects", "warehouses", "namespaces", "tables", "views", *DELETED_TABLES)
 
 
-# The tables' documents as commits leave them: the request path hands them over, rebuilds replay the changes.
-_DOCUMENTS = TabularDocuments()
-
-
 # A batch's commits to one tabular write its row once, with the last document (a rebuild replays thousands of
-# commits per table and batch); written before any other event, and before the documents' cache could forget one.
+# commits per table and batch); written before any other event. A pending row's document is the next commit's base.
 _PENDING_ROWS = 16
 _COMMITS = (TableCommitted, ViewCommitted)
+_Pending = dict[uuid.UUID, tuple[TableCommitted | ViewCommitted, Json, RecordedEvent]]
+
+
+class CatalogProjector:
+    """Applies events in order; the same projector serves requests and rebuilds.
+
+    `documents` keeps metadata documents by location for replaying commits (`TabularDocuments`): the composition
+    root passes the one its commands share; `project_catalog` makes one per call.
+    """
+
+    def __init__(self, documents: MetadataDocuments) -> None:
+        self._documents = TabularDocuments(documents)
+
+    async def __call__(self, conn: Connection, events: Sequence[RecordedEvent]) -> None:
+        pending: _Pending = {}
+        for recorded in events:
+            event = recorded.decode()
+            if isinstance(event, _COMMITS):
+                held = pending.get(event.entity_id)
+                base = (
+                    held[1]
+                    if held is not None and held[0].metadata_location == event.previous_metadata_location
+                    else None
+                )
+                document = await self._documents.after_commit(conn, event, recorded.document, base)
+                pending[event.entity_id] = (event, document, recorded)
+                if len(pending) >= _PENDING_ROWS:
+                    await _write_documents(conn, pending)
+                continue
+            if pending:
+                await _write_documents(conn, pending)
+            if isinstance(
+                event, LIFECYCLE_EVENTS
+            ):  # soft deletion records when and by whom (projections/catalog/lifecycle.py)
+                await project_lifecycle(event, conn, recorded)
+            else:
+                await _apply(event, conn, recorded.stream_version)
+        if pending:
+            await _write_documents(conn, pending)
 
 
 async def project_catalog(conn: Connection, events: Sequence[RecordedEvent]) -> None:
-    """Apply events in order; the same function serves requests and rebuilds."""
-    pending: dict[uuid.UUID, tuple[TableCommitted | ViewCommitted, Json, RecordedEvent]] = {}
-    for recorded in events:
-        event = recorded.decode()
-        if isinstance(event, _COMMITS):
-            document = await _DOCUMENTS.after_commit(conn, event, recorded.document)
-            pending[event.entity_id] = (event, document, recorded)
-            if len(pending) >= _PENDING_ROWS:
-                await _write_documents(conn, pending)
-            continue
-        if pending:
-            await _write_documents(conn, pending)
-        if isinstance(
-            event, LIFECYCLE_EVENTS
-        ):  # soft deletion records when and by whom (projections/catalog/lifecycle.py)
-            await project_lifecycle(event, conn, recorded)
-        else:
-            await _apply(event, conn, recorded.stream_version)
-    if pending:
-        await _write_documents(conn, pending)
+    """Apply events in order (rebuild, verify, as-of replays): documents are kept for this call's events only."""
+    await CatalogProjector(MetadataDocuments(capacity=_PENDING_ROWS * 2))(conn, events)
 
 
-async def _write_documents(
-    conn: Connection, pending: dict[uuid.UUID, tuple[TableCommitted | ViewCommitted, Json, RecordedEvent]]
-) -> None:
+async def _write_documents(conn: Connection, pending: _Pending) -> None:
     for event, document, recorded in pending.values():
         await _set_document(conn, _relation(event), event.entity_id, event.metadata_location, document, recorded)
     pending.clear()
@@ -319,7 +335,9 @@ async def _set_document(
         "UPDATE {} SET location = %s, metadata_location = %s, metadata = %s, version = %s WHERE id = %s"
     ).format(relation)
     location = location_key(document["location"])
-    await conn.execute(query, (location, metadata_location, Jsonb(document), recorded.stream_version, entity_id))
+    encoded = recorded.encoded_document
+    stored = Jsonb(document) if encoded is None else Jsonb(document, dumps=lambda _: encoded)  # encoded once
+    await conn.execute(query, (location, metadata_location, stored, recorded.stream_version, entity_id))
 
 
 @_apply.register(TableRenamed)

@@ -7,7 +7,15 @@ from typing import Any
 
 from catalog_es.identifiers import Namespace, name_key
 from catalog_es.locations import location_key
-from catalog_es.state import ClaimConflict, NamespaceRow, ProjectRow, TabularRow, WarehouseContents, WarehouseRow
+from catalog_es.state import (
+    ClaimConflict,
+    NamespaceRow,
+    ProjectRow,
+    TabularHead,
+    TabularRow,
+    WarehouseContents,
+    WarehouseRow,
+)
 from catalog_es.store.database import Connection
 from projections.catalog.deleted_queries import DeletedQueries
 
@@ -70,6 +78,11 @@ _NAMESPACE = "SELECT id, warehouse_id, parts, properties, version FROM namespace
 _TABLE = (
     "SELECT t.id, t.warehouse_id, t.namespace_id, n.parts, t.name, t.location, t.metadata_location,"
     " t.metadata, t.version, 'table' FROM tables t JOIN namespaces n ON n.id = t.namespace_id"
+)
+_TABLE_HEAD = (
+    "SELECT t.id, t.warehouse_id, t.namespace_id, n.parts, t.name, t.location, t.metadata_location,"
+    " t.version, 'table' FROM tables t JOIN namespaces n ON n.id = t.namespace_id"
+    " WHERE n.warehouse_id = %s AND n.key = %s AND t.name_key = %s"
 )
 _TABLE_DOCUMENT = (
     "SELECT t.metadata_location, t.metadata::text FROM tables t JOIN namespaces n ON n.id = t.namespace_id"
@@ -147,6 +160,12 @@ class CatalogReadModel(ManagementQueries, DeletedQueries):
             (warehouse_id, namespace.key, name_key(name)),
         )
         return TabularRow(*row) if row else None
+
+    async def table_head(
+        self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
+    ) -> TabularHead | None:
+        row = await _one(conn, _TABLE_HEAD, (warehouse_id, namespace.key, name_key(name)))
+        return TabularHead(*row) if row else None
 
     async def table_document(
         self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str

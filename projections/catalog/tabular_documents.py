@@ -1,33 +1,22 @@
 """A table's or view's metadata document after a commit event: handed over by its writer, recorded whole, or replayed.
 
-A commit event records the change; replaying it needs the document before it, which is the tabular's row in the
-read model being built (live, a rebuild's shadow or an as-of scratch schema: the search path's `tables` or
-`views`). The last document of each recently replayed tabular is kept (a table's with its parsed form), so a
-rebuild replaying a table's commits one after another reads and parses each document once, not once per commit.
-The request path keeps nothing here: its commits hand over the documents they computed.
+A commit event records the change; replaying it needs the document before it: the one kept for its previous
+metadata location in the `MetadataDocuments` the projector was given (a rebuild replaying a table's commits one after
+another reads and parses each document once, not once per commit), else the tabular's row in the read model being
+built (live, a rebuild's shadow or an as-of scratch schema: the search path's `tables` or `views`). Request-path
+commits hand over the documents they computed (and kept in the same `MetadataDocuments`).
 """
 
 from __future__ import annotations
 
-import uuid
-from collections import OrderedDict
-from typing import NamedTuple
-
 from psycopg import sql
-from pyiceberg.table.metadata import TableMetadata
 
 from catalog_es.events import Json, TableCommitted, ViewCommitted
+from catalog_es.metadata.document_cache import MetadataDocuments
 from catalog_es.metadata.table_changes import check_digest, replay_commit, replay_view_commit
-from catalog_es.metadata.tables import parse_metadata
 from catalog_es.store.database import Connection
 
 Commit = TableCommitted | ViewCommitted
-
-
-class _Known(NamedTuple):
-    location: str
-    document: Json
-    parsed: TableMetadata | None  # a table's, parsed when first needed
 
 
 class ReplayBaseMissingError(Exception):
@@ -35,57 +24,55 @@ class ReplayBaseMissingError(Exception):
 
 
 class TabularDocuments:
-    """The latest document of recently seen tables and views, by id (bounded; an entry is checked by its location)."""
+    """The documents commit events result in, kept by metadata location in `documents` (bounded)."""
 
-    def __init__(self, capacity: int = 32) -> None:
-        self._capacity = capacity
-        self._known: OrderedDict[uuid.UUID, _Known] = OrderedDict()
+    def __init__(self, documents: MetadataDocuments) -> None:
+        self._documents = documents
 
-    async def after_commit(self, conn: Connection, event: Commit, written: Json | None) -> Json:
-        """The document `event` results in; `written` is the one its writer computed, if at hand.
+    async def after_commit(
+        self, conn: Connection, event: Commit, written: Json | None, pending: Json | None = None
+    ) -> Json:
+        """The document `event` results in; `written` is the one its writer computed, if at hand; `pending`, the
+        document at the event's previous location when the caller holds it (a row it has not written yet).
 
         Raises:
             MetadataDigestMismatchError: the replayed (or recorded) document is not the one the commit produced.
             ReplayBaseMissingError: the row is not at the commit's previous metadata location.
         """
         where = f"{event.entity} {event.entity_id} commit to {event.metadata_location}"
-        if written is not None:  # the request path: the next commit hands its document over too, keep nothing
-            self._known.pop(event.entity_id, None)
+        if written is not None:  # the request path: its writer keeps the document in the shared documents
             return written
         if event.metadata is not None:
             check_digest(event.metadata, event.metadata_sha256, where)
-            return self._keep(event.entity_id, _Known(event.metadata_location, event.metadata, None))
-        base = await self._base(conn, event)
+            self._documents.remember(event.metadata_location, event.metadata)
+            return event.metadata
+        previous = event.previous_metadata_location
+        base = pending if pending is not None else self._documents.document(previous)
+        if base is None:
+            base = await _row_document(conn, event)
         if isinstance(event, ViewCommitted):
-            document, parsed = replay_view_commit(base.document, event.updates, event.applied_at_ms), None
-        else:
-            base_parsed = base.parsed if base.parsed is not None else parse_metadata(base.document)
-            parsed, document = replay_commit(
-                base_parsed, base.document, event.previous_metadata_location, event.updates, event.applied_at_ms
-            )
+            document = replay_view_commit(base, event.updates, event.applied_at_ms)
+            check_digest(document, event.metadata_sha256, where)
+            self._documents.remember(event.metadata_location, document)
+            return document
+        parsed, document = replay_commit(
+            self._documents.parse(previous, base), base, previous, event.updates, event.applied_at_ms
+        )
         check_digest(document, event.metadata_sha256, where)
-        return self._keep(event.entity_id, _Known(event.metadata_location, document, parsed))
+        self._documents.remember(event.metadata_location, document, parsed)
+        return document
 
-    async def _base(self, conn: Connection, event: Commit) -> _Known:
-        known = self._known.get(event.entity_id)
-        if known is not None and known.location == event.previous_metadata_location:
-            return known
-        relation = sql.Identifier("views" if isinstance(event, ViewCommitted) else "tables")
-        query = sql.SQL("SELECT metadata_location, metadata FROM {} WHERE id = %s").format(relation)
-        cursor = await conn.execute(query, (event.entity_id,))
-        row = await cursor.fetchone()
-        if row is None or row[0] != event.previous_metadata_location:
-            found = row[0] if row else "no row"
-            raise ReplayBaseMissingError(
-                f"{event.entity} {event.entity_id}: the commit to {event.metadata_location} was applied to"
-                f" {event.previous_metadata_location}, the read model holds {found}"
-            )
-        return _Known(row[0], row[1], None)
 
-    def _keep(self, entity_id: uuid.UUID, known: _Known) -> Json:
-        if self._capacity > 0:
-            self._known[entity_id] = known
-            self._known.move_to_end(entity_id)
-            while len(self._known) > self._capacity:
-                self._known.popitem(last=False)
-        return known.document
+async def _row_document(conn: Connection, event: Commit) -> Json:
+    relation = sql.Identifier("views" if isinstance(event, ViewCommitted) else "tables")
+    query = sql.SQL("SELECT metadata_location, metadata FROM {} WHERE id = %s").format(relation)
+    cursor = await conn.execute(query, (event.entity_id,))
+    row = await cursor.fetchone()
+    if row is None or row[0] != event.previous_metadata_location:
+        found = row[0] if row else "no row"
+        raise ReplayBaseMissingError(
+            f"{event.entity} {event.entity_id}: the commit to {event.metadata_location} was applied to"
+            f" {event.previous_metadata_location}, the read model holds {found}"
+        )
+    document: Json = row[1]
+    return document

@@ -17,7 +17,8 @@ from typing import Any
 
 import msgspec
 
-from catalog_es.metadata.commit_cache import ParsedMetadataCache, document_after
+from catalog_es.metadata.commit_cache import document_after
+from catalog_es.metadata.document_cache import MetadataDocuments
 from catalog_es.metadata.tables import commit, metadata_to_json, new_metadata, parse_metadata
 
 SCHEMA = {
@@ -74,7 +75,7 @@ def _best_ms(step: Callable[[], None], rounds: int) -> float:
 def _round(snapshots: int, rounds: int) -> tuple[float, float, float]:
     """(document KB, before ms, now ms) for one table size."""
     location, document = _table(snapshots)
-    cache = ParsedMetadataCache()
+    cache = MetadataDocuments()
     counter = iter(range(10**9))
 
     def before() -> None:

@@ -1,6 +1,6 @@
 """Iceberg's metadata retention: with `write.metadata.delete-after-commit.enabled`, the previous metadata files a
 commit drops from the log (past `write.metadata.previous-versions-max`) are deleted by the task queue, unless a
-table still refers to them; without it every file stays (Iceberg's default)."""
+table still refers to them when the task runs; without it every file stays (Iceberg's default)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from commands.builtin_tasks import builtin_task_handlers
 from commands.commit_table import CommitTable, handle_commit_table
 from commands.create_table import CreateTable, handle_create_table
 from commands.namespaces import CreateNamespace, handle_create_namespace
+from commands.tabular_lifecycle import RegisterTable, handle_register_table
 from commands.task_handlers import METADATA_CLEANUP
 from commands.tasks import claim_task, complete_task
 
@@ -76,3 +77,49 @@ async def _table_more(catalog, name: str, commits: int) -> list[str]:
         result = await handle_commit_table(CommitTable(catalog.warehouse_id, DB, name, [], updates, META), catalog.ctx)
         locations.append(result.metadata_location)
     return locations
+
+
+def test_a_queued_cleanup_keeps_a_file_the_table_was_registered_back_onto(open_catalog):
+    """Retention never deletes a file a table still needs: the commit schedules the file it dropped from the log,
+    and before the worker runs the task the table is registered (overwrite) back onto that very file. Deleting it
+    would leave the table pointing at nothing (every load and commit a 404)."""
+    retained = {"write.metadata.delete-after-commit.enabled": "true", "write.metadata.previous-versions-max": "1"}
+
+    async def scenario():
+        async with open_catalog() as catalog:
+            ctx, wh = catalog.ctx, catalog.warehouse_id
+            await handle_create_namespace(CreateNamespace(wh, DB, {}, META), ctx)
+            locations = await _table(catalog, "rolled_back", retained, 2)  # the second commit drops the first file
+            first = locations[0]
+            await handle_register_table(RegisterTable(wh, DB, "rolled_back", first, True, META), ctx)
+            results = await _run_cleanups(ctx)
+            async with ctx.store.connection() as conn:
+                row = await ctx.state.table(conn, wh, DB, "rolled_back")
+            return locations, results, row
+
+    locations, results, row = asyncio.run(scenario())
+    assert row is not None
+    assert row.metadata_location == locations[0]
+    assert [result["kept"] for result in results] == [1]  # the commit did schedule it; the task kept it
+    assert sum(result["deleted"] for result in results) == 0
+    assert all(_path(location).exists() for location in locations)
+
+
+def test_a_queued_cleanup_keeps_a_file_the_table_logs_again(open_catalog):
+    """The same for a file the table's metadata log names again (registered back onto a file that logs it)."""
+    retained = {"write.metadata.delete-after-commit.enabled": "true", "write.metadata.previous-versions-max": "1"}
+
+    async def scenario():
+        async with open_catalog() as catalog:
+            ctx, wh = catalog.ctx, catalog.warehouse_id
+            await handle_create_namespace(CreateNamespace(wh, DB, {}, META), ctx)
+            locations = await _table(catalog, "relogged", retained, 3)  # commits 2 and 3 drop files 0 and 1
+            await handle_register_table(RegisterTable(wh, DB, "relogged", locations[2], True, META), ctx)
+            results = await _run_cleanups(ctx)
+            return locations, results
+
+    locations, results = asyncio.run(scenario())
+    # Registered onto file 2, whose log names file 1: file 1 stays; file 0, which nothing names, goes.
+    assert [_path(location).exists() for location in locations] == [False, True, True, True]
+    assert sum(result["deleted"] for result in results) == 1
+    assert sum(result["kept"] for result in results) == 1

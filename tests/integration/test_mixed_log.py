@@ -90,7 +90,7 @@ async def _commit_as_v1(catalog, name: str, updates: list[Json], now_ms: int) ->
     """Decide a commit as the old release did and append its v1 event (the document whole) straight to the log."""
     async with catalog.store.connection() as conn:
         current = await catalog.ctx.state.table(conn, catalog.warehouse_id, DB, name)
-    prepared = prepare_commit(current, [], updates, now_ms, catalog.ctx.parsed_metadata)
+    prepared = prepare_commit(current, [], updates, now_ms, catalog.ctx.documents)
     await asyncio.to_thread(_write_file, prepared.metadata_location, prepared.document)
     event = TableCommittedV1(
         table_id=current.id,

@@ -33,6 +33,7 @@ from catalog_es.state import (
     ClaimConflict,
     NamespaceRow,
     ProjectRow,
+    TabularHead,
     TabularKindName,
     TabularRow,
     WarehouseContents,
@@ -69,8 +70,10 @@ class FakeTransaction:
         pending = sum(1 for e, _ in self.pending if e.stream_id == stream_id)
         return self._store.version(stream_id) + pending
 
-    async def append(self, event: Event, *, expected_version: int, document: Json | None = None) -> None:
-        del document  # the real transaction hands it to the inline projections only
+    async def append(
+        self, event: Event, *, expected_version: int, document: Json | None = None, encoded: bytes | None = None
+    ) -> None:
+        del document, encoded  # the real transaction hands them to the inline projections only
         actual = await self.stream_version(event.stream_id)
         if actual != expected_version:
             raise StreamVersionConflictError(event.stream_id, expected_version, actual)
@@ -184,6 +187,16 @@ class FakeCatalogState:
 
     async def table_id_taken(self, conn: Any, table_id: uuid.UUID) -> bool:
         return any(t.kind == "table" and t.id == table_id for t in self.tabulars)
+
+    async def table_head(
+        self, conn: Any, warehouse_id: uuid.UUID, namespace: Namespace, name: str
+    ) -> TabularHead | None:
+        row = self._find("table", warehouse_id, namespace, name)
+        if row is None:
+            return None
+        fields = msgspec.structs.asdict(row)
+        del fields["metadata"]
+        return TabularHead(**fields)
 
     async def table_name_taken(self, conn: Any, namespace_id: uuid.UUID, name: str) -> bool:
         return any(t.namespace_id == namespace_id and name_key(t.name) == name_key(name) for t in self.tabulars)

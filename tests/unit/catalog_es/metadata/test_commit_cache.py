@@ -10,7 +10,8 @@ import msgspec
 import pytest
 
 from catalog_es.errors import BadRequestError
-from catalog_es.metadata.commit_cache import ParsedMetadataCache, document_after
+from catalog_es.metadata.commit_cache import document_after
+from catalog_es.metadata.document_cache import MetadataDocuments
 from catalog_es.metadata.tables import commit, metadata_to_json, new_metadata, parse_metadata
 
 SCHEMA = {
@@ -105,22 +106,26 @@ def test_a_document_dumped_from_its_base_equals_the_full_dump_byte_for_byte(form
 
 def test_the_cache_parses_a_location_once_and_keeps_what_a_commit_made() -> None:
     _, document = _table("2")
-    cache = ParsedMetadataCache(capacity=2)
+    cache = MetadataDocuments(capacity=2)
     first = cache.parse("file:///w/t/metadata/0.json", document)
     assert cache.parse("file:///w/t/metadata/0.json", document) is first
     updated = commit(
         first, "file:///w/t/metadata/0.json", [], [{"action": "set-properties", "updates": {"a": "b"}}], now_ms=5
     )
-    cache.remember("file:///w/t/metadata/1.json", updated)
-    assert cache.parse("file:///w/t/metadata/1.json", metadata_to_json(updated)) is updated
-    cache.remember("file:///w/t/metadata/2.json", updated)
-    assert cache.parse("file:///w/t/metadata/0.json", document) is not first  # evicted: least recently used
+    written = metadata_to_json(updated)
+    cache.remember("file:///w/t/metadata/1.json", written, updated)
+    assert cache.document("file:///w/t/metadata/1.json") is written  # the commit path reads no document column
+    assert cache.parse("file:///w/t/metadata/1.json", written) is updated
+    cache.remember("file:///w/t/metadata/2.json", written, updated)
+    assert len(cache) == 2  # bounded
+    assert cache.document("file:///w/t/metadata/0.json") is None  # evicted: least recently used
+    assert cache.parse("file:///w/t/metadata/0.json", document) is not first
     assert cache.parse("file:///w/t/metadata/0.json", document) == first
 
 
 def test_a_document_that_does_not_match_the_cached_model_is_parsed_afresh() -> None:
     metadata, document = _table("2")
-    cache = ParsedMetadataCache()
+    cache = MetadataDocuments()
     cache.parse("file:///w/t/metadata/0.json", document)
     other = {**document, "last-updated-ms": 99}
     assert cache.parse("file:///w/t/metadata/0.json", other).last_updated_ms == 99
