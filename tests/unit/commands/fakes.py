@@ -532,3 +532,15 @@ def created_row(
         version=1,
         kind=kind,
     )
+
+
+# A one-column schema and a first SQL version for the view handlers' tests (views in namespace `db`).
+SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
+VERSION = {
+    "version-id": 1,
+    "schema-id": 0,
+    "timestamp-ms": 1_700_000_000_000,
+    "summary": {},
+    "representations": [{"type": "sql", "sql": "SELECT 1", "dialect": "spark"}],
+    "default-namespace": ["db"],
+}

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from fakes import FakeCatalogState, created_row, fake_context, file_warehouse, namespace_row
+from fakes import SCHEMA, VERSION, FakeCatalogState, created_row, fake_context, file_warehouse, namespace_row
 
 from catalog_es.errors import CommitFailedError, NoSuchViewError
 from catalog_es.events import ViewCommitted, ViewCreated
@@ -18,15 +18,6 @@ from commands.create_view import CreateView, handle_create_view
 
 META = EventMetadata(actor="tester")
 DB = Namespace(("db",))
-SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
-VERSION = {
-    "version-id": 1,
-    "schema-id": 0,
-    "timestamp-ms": 1_700_000_000_000,
-    "summary": {},
-    "representations": [{"type": "sql", "sql": "SELECT 1", "dialect": "spark"}],
-    "default-namespace": ["db"],
-}
 REPLACE = [
     {
         "action": "add-view-version",

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from fakes import FakeCatalogState, fake_context, file_warehouse, namespace_row, tabular_row
+from fakes import SCHEMA, VERSION, FakeCatalogState, fake_context, file_warehouse, namespace_row, tabular_row
 
 from catalog_es.errors import AlreadyExistsError, BadRequestError, InvalidLocationError, NoSuchNamespaceError
 from catalog_es.events import ViewCreated
@@ -16,15 +16,6 @@ from commands.create_view import CreateView, handle_create_view
 
 META = EventMetadata(actor="tester")
 DB = Namespace(("db",))
-SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
-VERSION = {
-    "version-id": 1,
-    "schema-id": 0,
-    "timestamp-ms": 1_700_000_000_000,
-    "summary": {},
-    "representations": [{"type": "sql", "sql": "SELECT 1", "dialect": "spark"}],
-    "default-namespace": ["db"],
-}
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import asyncio
 
 import msgspec
 import pytest
-from fakes import FakeCatalogState, created_row, fake_context, file_warehouse, namespace_row
+from fakes import SCHEMA, VERSION, FakeCatalogState, created_row, fake_context, file_warehouse, namespace_row
 
 from catalog_es.errors import AlreadyExistsError, BadRequestError, InvalidLocationError, NoSuchNamespaceError
 from catalog_es.events import TableCreated, TableDropped, TableRegistered, ViewCreated, ViewRegistered
@@ -30,15 +30,6 @@ from commands.tabular_lifecycle import (
 
 META = EventMetadata(actor="tester")
 DB = Namespace(("db",))
-SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
-VERSION = {
-    "version-id": 1,
-    "schema-id": 0,
-    "timestamp-ms": 1_700_000_000_000,
-    "summary": {},
-    "representations": [{"type": "sql", "sql": "SELECT 1", "dialect": "spark"}],
-    "default-namespace": ["db"],
-}
 
 
 @pytest.fixture
