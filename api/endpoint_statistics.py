@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -15,6 +14,7 @@ from litestar import Litestar
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
+from api.lifespans import in_background
 from catalog_es.identifiers import NIL_PROJECT_ID
 from catalog_es.store.database import Pool
 from catalog_es.store.endpoint_statistics import EndpointCount, add_counts
@@ -113,22 +113,16 @@ def flushing(
 ) -> Callable[[Litestar], contextlib.AbstractAsyncContextManager[None]]:
     """A lifespan adding the counts every `seconds` while the app runs, and once more when it stops."""
 
-    @asynccontextmanager
-    async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        async def loop() -> None:
+    async def flush(app: Litestar) -> None:
+        with contextlib.suppress(Exception):  # the database away: the counts wait for the next round
+            await statistics.flush(app.state.services.pool)
+
+    async def loop(app: Litestar) -> None:
+        try:
             while True:
                 await asyncio.sleep(seconds)
-                with contextlib.suppress(Exception):  # the database away: the counts wait for the next round
-                    await statistics.flush(app.state.services.pool)
-
-        task = asyncio.create_task(loop())
-        try:
-            yield
+                await flush(app)
         finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-            with contextlib.suppress(Exception):
-                await statistics.flush(app.state.services.pool)
+            await flush(app)
 
-    return lifespan
+    return in_background(loop)

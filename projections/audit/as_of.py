@@ -83,18 +83,18 @@ async def listing_at(
 
 async def _tabulars(conn: Connection, snapshot: Snapshot, kind: str) -> list[TabularAsOf]:
     listed: list[TabularAsOf] = []
-    placed = (
+    placed = sorted(
         (snapshot.namespace_ids[namespace_id], key, tabular)
         for (namespace_id, key), tabular in snapshot.tabulars[kind].items()
     )
-    for (warehouse_id, _), _, tabular in sorted(placed, key=lambda item: (item[0], item[1])):
-        namespace = snapshot.namespaces[snapshot.namespace_ids[tabular.namespace_id]]
+    for namespace_place, _, tabular in placed:  # by warehouse, namespace key, then name key
+        namespace = snapshot.namespaces[namespace_place]
         location, document = await document_at(conn, f"{kind}-{tabular.id}", tabular.metadata_position)
         pointers = _POINTERS.decode(document)
         listed.append(
             TabularAsOf(
                 id=tabular.id,
-                warehouse_id=warehouse_id,
+                warehouse_id=namespace.warehouse_id,
                 namespace=namespace.parts,
                 name=tabular.name,
                 metadata_location=location,

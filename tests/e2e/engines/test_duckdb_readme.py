@@ -22,7 +22,8 @@ def test_the_readme_duckdb_snippet_attaches_the_warehouse_and_lists_its_tables(
         pytest.importorskip(name)
     block = re.search(r"<!-- duckdb-offline -->\n```python\n(.*?)```", README.read_text(), re.DOTALL)
     assert block is not None, "README.md lost its DuckDB snippet"
-    code = block.group(1).replace("http://127.0.0.1:8181/catalog", catalog.catalog_uri)  # this test's server
+    code, replaced = re.subn(r"http://127\.0\.0\.1:\d+/catalog", catalog.catalog_uri, block.group(1))
+    assert replaced == 1, "the snippet names no catalog endpoint to point at this test's server"
     printed = io.StringIO()
 
     with contextlib.redirect_stdout(printed):
