@@ -14,7 +14,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 
 import structlog
-from pyiceberg.manifest import DataFileContent, ManifestEntry, ManifestEntryStatus, ManifestFile
+from pyiceberg.manifest import DataFileContent, ManifestContent, ManifestEntry, ManifestEntryStatus, ManifestFile
 from pyiceberg.table import TableProperties
 from pyiceberg.table.locations import load_location_provider
 from pyiceberg.table.metadata import TableMetadata
@@ -166,9 +166,11 @@ def _rebased_lists(
     client_lists = [_manifest_list(storage, snapshot.manifest_list, version) for snapshot in plan.snapshots]
     head_list = _manifest_list(storage, plan.head.manifest_list, version)
     lists = rebased_manifests(base_list, head_list, client_lists, plan.snapshots, current.default_spec_id)
-    if lists is None or (not plan.append_only and _overlaps(storage, version, plan, client_lists)):
+    if lists is None:
         return None
-    return lists
+    if plan.append_only:
+        return None if _fills_a_partition_empty_at_base(storage, version, plan, client_lists, base_list) else lists
+    return None if _overlaps(storage, version, plan, client_lists) else lists
 
 
 def delete_manifest_lists(storage: WarehouseStorage, locations: list[str]) -> None:
@@ -195,6 +197,56 @@ def _changed_entries(storage: WarehouseStorage, manifests: list[ManifestFile], s
             if entry.snapshot_id == snapshot_id and entry.status != ManifestEntryStatus.EXISTING
         ]
     return entries
+
+
+def _fills_a_partition_empty_at_base(
+    storage: WarehouseStorage,
+    format_version: int,
+    plan: RebasePlan,
+    client_lists: list[list[ManifestFile]],
+    base_list: list[ManifestFile],
+) -> bool:
+    """Whether the appends add data to a partition that had none at their base and that a commit since filled.
+
+    pyiceberg's `overwrite(df, filter)` is a delete by the filter and an append: when the delete matched
+    nothing at the client's base, only the append reaches the catalog, indistinguishable from a fast append.
+    Its retry would delete what a concurrent commit added under the filter, so such an append keeps its 409
+    and the client's retry decides. For a partition filter, "matched nothing" means the partition was empty;
+    a row filter that matched no row of a non-empty partition stays out of reach (commands/README.md says so).
+    """
+    appended: set[PartitionKey] = set()
+    for snapshot, manifests in zip(plan.snapshots, client_lists, strict=True):
+        appended |= touched_partitions(_changed_entries(storage, manifests, snapshot.snapshot_id))
+    filled: set[PartitionKey] = set()
+    for snapshot in plan.concurrent:
+        entries = _changed_entries(
+            storage, _manifest_list(storage, snapshot.manifest_list, format_version), snapshot.snapshot_id
+        )
+        filled |= touched_partitions(
+            entry
+            for entry in entries
+            if entry.status == ManifestEntryStatus.ADDED and entry.data_file.content == DataFileContent.DATA
+        )
+    at_risk = appended & filled
+    return bool(at_risk) and not at_risk <= _live_partitions(storage, base_list, at_risk)
+
+
+def _live_partitions(
+    storage: WarehouseStorage, manifests: list[ManifestFile], wanted: set[PartitionKey]
+) -> set[PartitionKey]:
+    """Those of `wanted` that hold a live data file in the list's manifests (reading no more than it must)."""
+    found: set[PartitionKey] = set()
+    spec_ids = {spec_id for spec_id, _ in wanted}
+    for manifest in manifests:
+        if found == wanted:
+            break
+        if manifest.content != ManifestContent.DATA or manifest.partition_spec_id not in spec_ids:
+            continue
+        if not (manifest.has_added_files() or manifest.has_existing_files()):
+            continue
+        io = storage.file_io(manifest.manifest_path)
+        found |= wanted & touched_partitions(manifest.fetch_manifest_entry(io, discard_deleted=True))
+    return found
 
 
 def _overlaps(

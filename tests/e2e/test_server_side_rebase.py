@@ -120,6 +120,11 @@ def test_every_append_lands_without_a_conflict_when_twelve_writers_share_one_tab
     ice = client(catalog)
     ice.create_namespace("hot")
     ice.create_table("hot.events", schema=SCHEMA, partition_spec=SPEC, properties=REBASE)
+    # every partition has data: a first append into an empty one that races another there keeps its 409
+    # (test_stale_overwrite_that_deleted_nothing_keeps_its_409_when_its_partition_was_filled_since)
+    seeded = [(-1 - part, part, -1) for part in range(3)]
+    for row_id, part, writer in seeded:
+        ice.load_table("hot.events").append(batch([row_id], part=part, writer=writer))
     writers, appends = 12, 5
     conflicts: list[str] = []
 
@@ -138,10 +143,10 @@ def test_every_append_lands_without_a_conflict_when_twelve_writers_share_one_tab
     assert conflicts == []
     table = ice.load_table("hot.events")
     expected = sorted(
-        (w * 1000 + i * 10 + j, i % 3, w) for w in range(writers) for i in range(appends) for j in range(3)
+        [(w * 1000 + i * 10 + j, i % 3, w) for w in range(writers) for i in range(appends) for j in range(3)] + seeded
     )
     assert rows_of(table) == expected
-    assert len(assert_valid_chain(table)) == writers * appends
+    assert len(assert_valid_chain(table)) == writers * appends + len(seeded)
 
 
 def test_stale_append_is_rebased_unless_the_table_opted_out(catalog: RunningCatalog) -> None:
@@ -153,14 +158,14 @@ def test_stale_append_is_rebased_unless_the_table_opted_out(catalog: RunningCata
     ice.load_table("cold.events").append(batch([1], part=0, writer=0))
 
     with pytest.raises(CommitFailedException, match="Requirement failed: branch main"):
-        stale.append(batch([2], part=0, writer=1))
+        stale.append(batch([2], part=1, writer=1))
 
     with ice.load_table("cold.events").transaction() as opting_back:
         opting_back.remove_properties("catalog-es.server-side-rebase")  # the default setting, `on`, decides
-    stale.append(batch([3], part=0, writer=1))  # its base is two commits behind now
+    stale.append(batch([3], part=1, writer=1))  # its base is two commits behind now
 
     table = ice.load_table("cold.events")
-    assert rows_of(table) == [(1, 0, 0), (3, 0, 1)]
+    assert rows_of(table) == [(1, 0, 0), (3, 1, 1)]
     assert_valid_chain(table)
 
 
@@ -212,6 +217,40 @@ def test_stale_overwrite_whose_filter_reaches_a_concurrent_append_is_not_rebased
         stale.overwrite(batch([2], part=0, writer=2), overwrite_filter="id < 100")
     stale.refresh().overwrite(batch([2], part=0, writer=2), overwrite_filter="id < 100")
     assert rows_of(ice.load_table("hot.events")) == rows_of(ice.load_table("hot.serial")) == [(2, 0, 2)]
+
+
+def test_stale_overwrite_that_deleted_nothing_keeps_its_409_when_its_partition_was_filled_since(
+    catalog: RunningCatalog,
+) -> None:
+    ice = client(catalog)
+    ice.create_namespace("hot")
+    for name in ("events", "serial"):
+        ice.create_table(f"hot.{name}", schema=SCHEMA, partition_spec=SPEC, properties=REBASE)
+        ice.load_table(f"hot.{name}").append(batch([1], part=0, writer=0))
+    stale = client(catalog).load_table("hot.events")  # partition 1 is empty at its base
+    ice.load_table("hot.events").append(batch([5], part=1, writer=1))
+    serial = ice.load_table("hot.serial")
+    serial.append(batch([5], part=1, writer=1))
+    serial.overwrite(batch([2], part=1, writer=2), overwrite_filter=EqualTo("part", 1))
+
+    # Its delete matched nothing, so pyiceberg sends only the append: rebased, row 5 would survive the overwrite.
+    with pytest.raises(CommitFailedException, match="Requirement failed: branch main"):
+        stale.overwrite(batch([2], part=1, writer=2), overwrite_filter=EqualTo("part", 1))
+    stale.refresh().overwrite(batch([2], part=1, writer=2), overwrite_filter=EqualTo("part", 1))
+    assert rows_of(ice.load_table("hot.events")) == rows_of(ice.load_table("hot.serial")) == [(1, 0, 0), (2, 1, 2)]
+
+
+def test_stale_append_to_a_partition_that_had_data_is_rebased_past_an_append_there(catalog: RunningCatalog) -> None:
+    ice = client(catalog)
+    ice.create_namespace("hot")
+    ice.create_table("hot.events", schema=SCHEMA, partition_spec=SPEC, properties=REBASE)
+    ice.load_table("hot.events").append(batch([1], part=1, writer=0))
+    stale = client(catalog).load_table("hot.events")
+    ice.load_table("hot.events").append(batch([2], part=1, writer=1))
+
+    stale.append(batch([3], part=1, writer=2))
+
+    assert rows_of(ice.load_table("hot.events")) == [(1, 1, 0), (2, 1, 1), (3, 1, 2)]
 
 
 def test_stale_delete_is_rebased_when_nothing_since_its_base_added_data(catalog: RunningCatalog) -> None:
@@ -283,6 +322,7 @@ def test_concurrent_random_writes_equal_the_same_writes_serialised(
     ice.create_table("eq.hot", schema=SCHEMA, partition_spec=SPEC, properties=properties)
     retries: Counter[str] = Counter()
     messages: list[str] = []
+    appends_retried_on_a_filled_partition: list[str] = []
 
     def write(writer: int) -> None:
         table = client(catalog).load_table("eq.hot")
@@ -294,6 +334,8 @@ def test_concurrent_random_writes_equal_the_same_writes_serialised(
                 except (CommitFailedException, ValidationException) as exc:  # the latter: pyiceberg's own check
                     retries[op[1]] += 1
                     messages.append(f"{op}: {exc}")
+                    if op[1] == "append" and table.scan(row_filter=EqualTo("part", op[2])).plan_files():
+                        appends_retried_on_a_filled_partition.append(op[0])
                     table = table.refresh()
 
     run_writers(writers, write)
@@ -302,7 +344,9 @@ def test_concurrent_random_writes_equal_the_same_writes_serialised(
     chain = assert_valid_chain(hot)
     order = committed_order(hot, chain)
     ops = {op[0]: (op, w) for w, plan in plans.items() for op in plan}
-    assert retries["append"] == 0, "\n".join(messages[:5])
+    # an append is rebased unless its partition was empty at its base (then it may be an overwrite whose delete
+    # matched nothing, and a concurrent append there gives it a 409 for the client's retry to decide)
+    assert appends_retried_on_a_filled_partition == [], "\n".join(messages[:5])
     # every op that changed something is in the chain once; only no-op deletes may be missing
     missing = set(ops) - set(order)
     assert all(ops[op_id][0][1] == "delete" for op_id in missing), missing
@@ -362,11 +406,11 @@ def test_stale_append_to_a_format_v1_table_is_rebased_without_sequence_numbers(c
     ice.load_table("hot.v1").append(batch([1], part=0, writer=0))
     ice.load_table("hot.v1").append(batch([2], part=1, writer=0))
 
-    stale.append(batch([3], part=0, writer=1))
+    stale.append(batch([3], part=2, writer=1))
 
     table = ice.load_table("hot.v1")
     assert table.metadata.format_version == 1
-    assert rows_of(table) == [(1, 0, 0), (2, 1, 0), (3, 0, 1)]
+    assert rows_of(table) == [(1, 0, 0), (2, 1, 0), (3, 2, 1)]
     head = table.current_snapshot()
     assert head is not None
     assert head.summary is not None
@@ -402,7 +446,7 @@ def stale_append_lands(ice: Catalog, name: str, writer: int) -> bool:
     ice.load_table(name).append(batch([writer * 10], part=0, writer=0))
     refused: CommitFailedException | None = None
     try:
-        stale.append(batch([writer * 10 + 1], part=0, writer=writer))
+        stale.append(batch([writer * 10 + 1], part=1, writer=writer))  # another partition than the one filled
     except CommitFailedException as exc:
         refused = exc
     if refused is not None:
@@ -410,7 +454,7 @@ def stale_append_lands(ice: Catalog, name: str, writer: int) -> bool:
         assert rows_of(ice.load_table(name)) == sorted([*before, (writer * 10, 0, 0)])
         return False
     table = ice.load_table(name)
-    assert rows_of(table) == sorted([*before, (writer * 10, 0, 0), (writer * 10 + 1, 0, writer)])
+    assert rows_of(table) == sorted([*before, (writer * 10, 0, 0), (writer * 10 + 1, 1, writer)])
     assert_valid_chain(table)
     return True
 
