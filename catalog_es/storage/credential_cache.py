@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, TypeVar, cast
+
+from cachetools import LRUCache
 
 
 class Expiring(Protocol):
@@ -44,9 +45,9 @@ class CredentialCache:
         refresh_fraction: float = 0.25,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self._entries: OrderedDict[Hashable, _Entry] = OrderedDict()
+        self._entries: LRUCache[Hashable, _Entry] = LRUCache(max_entries)
         self._pending: dict[Hashable, asyncio.Future[Any]] = {}
-        self._max, self._fraction, self._clock = max_entries, refresh_fraction, clock
+        self._fraction, self._clock = refresh_fraction, clock
         self.issued = 0  # how many times a credential was issued (STS calls), for metrics and the benchmark
 
     def __len__(self) -> int:
@@ -61,7 +62,6 @@ class CredentialCache:
         now = self._clock()
         entry = self._entries.get(key)
         if entry is not None and now < entry.refresh_at:
-            self._entries.move_to_end(key)
             return cast("Vended", entry.credential)  # a key is always issued by callers of one store's type
         pending = self._pending.get(key)
         if pending is not None:
@@ -88,6 +88,3 @@ class CredentialCache:
         expires = credential.expires_at.timestamp()
         refresh_at = expires - (expires - issued_at) * self._fraction
         self._entries[key] = _Entry(credential, refresh_at)
-        self._entries.move_to_end(key)
-        while len(self._entries) > self._max:
-            self._entries.popitem(last=False)

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import io
 import threading
-from collections import OrderedDict
 from collections.abc import Hashable, Iterator
 from typing import Any
 
+from cachetools import LRUCache
 from pyiceberg.avro.encoder import BinaryEncoder
 from pyiceberg.avro.file import AvroOutputFile
 from pyiceberg.manifest import ManifestFile, ManifestListWriter
@@ -29,8 +29,7 @@ class EncodedManifestRecords:
     """A bounded LRU of encoded manifest-list records by format version and every value of the record."""
 
     def __init__(self, capacity: int) -> None:
-        self._capacity = capacity
-        self._encoded: OrderedDict[Hashable, bytes] = OrderedDict()
+        self._encoded: LRUCache[Hashable, bytes] = LRUCache(capacity)
         self._lock = threading.Lock()
         self.hits = 0
 
@@ -56,7 +55,6 @@ class EncodedManifestRecords:
         with self._lock:
             found = self._encoded.get(key)
             if found is not None:
-                self._encoded.move_to_end(key)
                 self.hits += 1
                 return found
         buffer = io.BytesIO()
@@ -64,8 +62,6 @@ class EncodedManifestRecords:
         encoded = buffer.getvalue()
         with self._lock:
             self._encoded[key] = encoded
-            while len(self._encoded) > self._capacity:
-                self._encoded.popitem(last=False)
         return encoded
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections import OrderedDict
 from contextlib import suppress
 from dataclasses import dataclass
 
 import structlog
+from cachetools import LRUCache
 from pyiceberg.manifest import DataFileContent, ManifestContent, ManifestEntry, ManifestEntryStatus, ManifestFile
 from pyiceberg.table import TableProperties
 from pyiceberg.table.locations import load_location_provider
@@ -54,8 +54,7 @@ class _ManifestLists:
     """
 
     def __init__(self, size: int) -> None:
-        self._size = size
-        self._lists: OrderedDict[tuple[WarehouseStorage, str, TableVersion], list[ManifestFile]] = OrderedDict()
+        self._lists: LRUCache[tuple[WarehouseStorage, str, TableVersion], list[ManifestFile]] = LRUCache(size)
         self._lock = threading.Lock()
 
     def read(self, storage: WarehouseStorage, location: str, format_version: int) -> list[ManifestFile]:
@@ -64,7 +63,6 @@ class _ManifestLists:
         with self._lock:
             found = self._lists.get(key)
             if found is not None:
-                self._lists.move_to_end(key)
                 return found
         manifests = read_manifest_list(io.new_input(location), format_version)
         self.keep(storage, location, format_version, manifests)
@@ -75,8 +73,6 @@ class _ManifestLists:
     ) -> None:
         with self._lock:
             self._lists[(storage, location, read_schema_version(format_version))] = manifests
-            while len(self._lists) > self._size:
-                self._lists.popitem(last=False)
 
 
 _LISTS = _ManifestLists(size=64)

@@ -8,9 +8,9 @@ commit after it replayed and the result checked against the digest the commit re
 from __future__ import annotations
 
 import uuid
-from collections import OrderedDict
 
 import msgspec
+from cachetools import LRUCache
 from pyiceberg.table.metadata import TableMetadata
 
 from catalog_es.events import Json, TableCommitted, ViewCommitted, decode_event
@@ -105,8 +105,7 @@ class LoggedDocuments:
     which may be ahead of it): the last one per table is kept, so a commit usually replays one change."""
 
     def __init__(self, capacity: int = 64) -> None:
-        self._capacity = capacity
-        self._known: OrderedDict[uuid.UUID, tuple[str, TableMetadata | None, Json]] = OrderedDict()
+        self._known: LRUCache[uuid.UUID, tuple[str, TableMetadata | None, Json]] = LRUCache(capacity)
 
     async def after_commit(self, conn: Connection, event: TableCommitted, position: int) -> Json:
         """The document after `event`, recorded at `position`.
@@ -126,6 +125,4 @@ class LoggedDocuments:
             location, text = await document_at(conn, event.stream_id, position)
             entry = (location, None, msgspec.json.decode(text))
         self._known[event.table_id] = entry
-        while len(self._known) > self._capacity:
-            self._known.popitem(last=False)
         return entry[2]

@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import uuid
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
+from cachetools import LRUCache
 
 from catalog_es.errors import BadRequestError
 from catalog_es.events import (
@@ -208,21 +208,18 @@ class AsOfCache:
     (N, then N+k) reads only the k events in between."""
 
     def __init__(self, size: int) -> None:
-        self._size = size
-        self._snapshots: OrderedDict[int, Snapshot] = OrderedDict()
+        self._snapshots: LRUCache[int, Snapshot] = LRUCache(size)
         self._lock = asyncio.Lock()
 
     async def get(self, conn: Connection, position: int) -> Snapshot:
         async with self._lock:
-            if position in self._snapshots:
-                self._snapshots.move_to_end(position)
-                return self._snapshots[position]
+            found = self._snapshots.get(position)
+            if found is not None:
+                return found
             earlier = [cached for cached in self._snapshots if cached < position]
             base = self._snapshots[max(earlier)] if earlier else None
             snapshot = await replay(conn, position, base)
             self._snapshots[position] = snapshot
-            while len(self._snapshots) > self._size:
-                self._snapshots.popitem(last=False)
             return snapshot
 
 
