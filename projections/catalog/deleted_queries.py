@@ -12,6 +12,8 @@ from catalog_es.soft_delete import DeletedNamespaceRow, DeletedTabularRow, Delet
 from catalog_es.state import TabularRow
 from catalog_es.store.database import Connection
 from catalog_es.store.logged_documents import recorded_metadata
+from catalog_es.tabular_kind import TABLE
+from projections.catalog.tabular_rows import tabular_by_id
 
 # The namespace it was in is live or hidden itself (a recursive drop); its creation time is the stream's first event.
 _TABULAR = """
@@ -45,14 +47,7 @@ class DeletedQueries:
         return DeletedTabularRow(*rows[0]) if rows else None
 
     async def live_table(self, conn: Connection, warehouse_id: uuid.UUID, table_id: uuid.UUID) -> TabularRow | None:
-        rows = await _rows(
-            conn,
-            "SELECT t.id, t.warehouse_id, t.namespace_id, n.parts, t.name, t.location, t.metadata_location,"
-            " t.metadata, t.version, 'table' FROM tables t JOIN namespaces n ON n.id = t.namespace_id"
-            " WHERE t.warehouse_id = %s AND t.id = %s",
-            (warehouse_id, table_id),
-        )
-        return TabularRow(*rows[0]) if rows else None
+        return await tabular_by_id(conn, TABLE, warehouse_id, table_id)
 
     async def recorded_metadata(self, conn: Connection, table_id: uuid.UUID, metadata_location: str) -> Json | None:
         return await recorded_metadata(conn, f"table-{table_id}", metadata_location)
