@@ -14,7 +14,6 @@ from catalog_es.events import (
     NamespaceDropped,
     TableCreated,
     TableDropped,
-    TableEvent,
     TableRegistered,
     TableRenamed,
     ViewCreated,
@@ -34,6 +33,7 @@ from catalog_es.privileges import IMPLIED_BY
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from catalog_es.store.migrations import Migration
+from catalog_es.tabular_kind import kind_of
 from projections.topics import dispatched
 
 SEARCH_TABLES = ("search_namespaces", "tabular_search")
@@ -95,7 +95,7 @@ async def _(event: TableCreated | TableRegistered | ViewCreated | ViewRegistered
         (
             event.entity_id,
             event.warehouse_id,
-            "table" if isinstance(event, TableEvent) else "view",
+            kind_of(event).name,
             event.namespace_id,
             event.namespace_id,
             event.name,
@@ -132,7 +132,7 @@ async def _(event: TableUndropped | ViewUndropped, conn: Connection) -> None:
         (
             event.entity_id,
             event.warehouse_id,
-            "table" if isinstance(event, TableUndropped) else "view",
+            kind_of(event).name,
             event.namespace_id,
             event.namespace_id,
             event.name,
