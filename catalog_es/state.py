@@ -110,18 +110,7 @@ class TabularHead(msgspec.Struct, frozen=True):
 
     def with_document(self, document: Json) -> TabularRow:
         """The whole row, `document` being the one stored at `metadata_location`."""
-        return TabularRow(
-            self.id,
-            self.warehouse_id,
-            self.namespace_id,
-            self.namespace,
-            self.name,
-            self.location,
-            self.metadata_location,
-            document,
-            self.version,
-            self.kind,
-        )
+        return TabularRow(**msgspec.structs.asdict(self), metadata=document)
 
 
 WarehouseLoader = Callable[[], Awaitable[WarehouseRow | None]]

@@ -18,8 +18,9 @@ from catalog_es.metadata.views import (
     view_metadata_to_json,
 )
 from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError
+from catalog_es.tabular_kind import VIEW
 from commands.context import CommandContext
-from commands.tabulars import VIEW, TabularResult, metadata_written
+from commands.tabulars import TabularResult, metadata_written
 
 
 class CommitView(msgspec.Struct, frozen=True):

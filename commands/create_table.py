@@ -6,15 +6,15 @@ import uuid
 
 import msgspec
 
-from catalog_es.errors import BadRequestError
 from catalog_es.events import Json, TableCreated
-from catalog_es.identifiers import Namespace, validate_name
+from catalog_es.identifiers import Namespace
 from catalog_es.locations import as_written, require_inside_warehouse
 from catalog_es.metadata.tables import metadata_to_json, new_metadata, next_metadata_location, table_directories
 from catalog_es.storage.layout import table_location
 from catalog_es.store.eventstore import EventMetadata
+from catalog_es.tabular_kind import TABLE
 from commands.context import CommandContext, off_loop
-from commands.name_conflicts import name_holder, table_name_taken
+from commands.name_conflicts import require_name_free
 from commands.tabulars import (
     TabularResult,
     claim_name_and_location,
@@ -45,18 +45,12 @@ async def handle_create_table(cmd: CreateTable, ctx: CommandContext) -> TabularR
         NoSuchNamespaceError: the namespace does not exist.
         AlreadyExistsError: a table by that name exists.
     """
-    try:
-        validate_name(cmd.name, "table")
-    except ValueError as exc:
-        raise BadRequestError(str(exc)) from None
+    TABLE.validate_name(cmd.name)
     warehouse = await ctx.warehouse(cmd.warehouse_id)
     table_id = ctx.ids.new_id()
     async with ctx.store.connection() as conn:
         namespace = await ctx.existing_namespace(conn, cmd.warehouse_id, cmd.namespace)
-        if await ctx.state.table_name_taken(conn, namespace.id, cmd.name):
-            raise table_name_taken(
-                cmd.namespace, cmd.name, await name_holder(ctx, conn, warehouse.id, cmd.namespace, cmd.name)
-            )
+        await require_name_free(ctx, conn, warehouse.id, cmd.namespace, namespace.id, cmd.name, taken=TABLE.name_taken)
     base = namespace.properties.get("location", f"{warehouse.location}/{namespace.id}")
     layout = warehouse.storage_profile.get("storage-layout")
     default = table_location(layout, warehouse.location, base, cmd.name, table_id)

@@ -12,8 +12,9 @@ from catalog_es.locations import as_written, require_inside_warehouse
 from catalog_es.metadata.views import new_view_metadata, next_view_metadata_location, view_metadata_to_json
 from catalog_es.storage.layout import table_location
 from catalog_es.store.eventstore import EventMetadata
+from catalog_es.tabular_kind import VIEW
 from commands.context import CommandContext
-from commands.tabulars import VIEW, TabularResult, claim_name, metadata_written
+from commands.tabulars import TabularResult, claim_name, metadata_written
 
 
 class CreateView(msgspec.Struct, frozen=True):

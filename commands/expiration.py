@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from catalog_es.events import Event
-from catalog_es.events.lifecycle import NamespaceExpired, TableExpired, ViewExpired
+from catalog_es.events.lifecycle import NamespaceExpired
 from catalog_es.soft_delete import DeletedTabularRow
-from catalog_es.state import TabularRow
 from catalog_es.store.eventstore import Transaction
 from catalog_es.store.task_queue import Task
+from catalog_es.tabular_kind import kind_named
 from commands.context import CommandContext
 from commands.tabular_purge import purge_task
 from commands.tasks import WORKER_METADATA, schedule_task
@@ -44,24 +43,9 @@ async def expire_soft_dropped(task: Task, ctx: CommandContext) -> dict[str, Any]
 
 
 async def _expire_tabular(tx: Transaction, ctx: CommandContext, row: DeletedTabularRow) -> Any:
-    event: Event
-    if row.kind == "view":
-        event = ViewExpired(view_id=row.id, warehouse_id=row.warehouse_id)
-    else:
-        event = TableExpired(table_id=row.id, warehouse_id=row.warehouse_id, purge_requested=row.purge_requested)
+    kind = kind_named(row.kind)
+    event = kind.expired(row.id, row.warehouse_id, purge=row.purge_requested)
     await tx.append(event, expected_version=row.version)
-    if row.kind != "table" or not row.purge_requested:
+    if not (kind.purgeable and row.purge_requested):
         return None
-    live = TabularRow(
-        row.id,
-        row.warehouse_id,
-        row.namespace_id,
-        row.namespace,
-        row.name,
-        row.location,
-        row.metadata_location,
-        row.metadata,
-        row.version,
-        row.kind,
-    )
-    return await schedule_task(tx, ctx, purge_task(row.warehouse_id, live))
+    return await schedule_task(tx, ctx, purge_task(row.warehouse_id, row))

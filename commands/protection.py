@@ -14,17 +14,13 @@ from catalog_es.errors import (
     NoSuchWarehouseError,
     ProtectedError,
 )
-from catalog_es.events.protection import (
-    NamespaceProtectionSet,
-    ProtectionSet,
-    TableProtectionSet,
-    ViewProtectionSet,
-    WarehouseProtectionSet,
-)
+from catalog_es.events import Event
+from catalog_es.events.protection import NamespaceProtectionSet, WarehouseProtectionSet
 from catalog_es.identifiers import Namespace
 from catalog_es.protection import ProtectableKind, ProtectedObject, Protection
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import EventMetadata
+from catalog_es.tabular_kind import kind_named
 from commands.context import CommandContext
 
 FORCE_HINT = "unprotect it first, or drop with force=true (needs modify on the warehouse)"
@@ -45,15 +41,13 @@ class SetProtection(msgspec.Struct, frozen=True):
     metadata: EventMetadata
 
 
-def _event(cmd: SetProtection, project_id: uuid.UUID) -> ProtectionSet:
+def _event(cmd: SetProtection, project_id: uuid.UUID) -> Event:
     warehouse_id, protected = cmd.warehouse_id, cmd.protected
     if cmd.kind == "warehouse":
         return WarehouseProtectionSet(warehouse_id=warehouse_id, project_id=project_id, protected=protected)
     if cmd.kind == "namespace":
         return NamespaceProtectionSet(namespace_id=cmd.object_id, warehouse_id=warehouse_id, protected=protected)
-    if cmd.kind == "table":
-        return TableProtectionSet(table_id=cmd.object_id, warehouse_id=warehouse_id, protected=protected)
-    return ViewProtectionSet(view_id=cmd.object_id, warehouse_id=warehouse_id, protected=protected)
+    return kind_named(cmd.kind).protection_set(cmd.object_id, warehouse_id, protected=protected)
 
 
 async def handle_set_protection(cmd: SetProtection, ctx: CommandContext) -> Protection:

@@ -13,10 +13,11 @@ import uuid
 import msgspec
 
 from catalog_es.identifiers import Namespace
+from catalog_es.state import TabularKindName
 from catalog_es.store.eventstore import EventMetadata
+from catalog_es.tabular_kind import kind_named
 from commands.context import CommandContext
 from commands.protection import require_unprotected_tabular
-from commands.tabulars import TABLE, VIEW
 
 
 class ReleaseTabular(msgspec.Struct, frozen=True):
@@ -24,18 +25,18 @@ class ReleaseTabular(msgspec.Struct, frozen=True):
     tabular_id: uuid.UUID
     namespace: Namespace
     name: str
-    view: bool
+    kind: TabularKindName
     released_to: str
     metadata: EventMetadata
 
 
 async def handle_release(cmd: ReleaseTabular, ctx: CommandContext) -> None:
     """Raises: NoSuchTableError / NoSuchViewError (gone, or renamed meanwhile), ProtectedError."""
-    kind = VIEW if cmd.view else TABLE
+    kind = kind_named(cmd.kind)
     metadata = msgspec.structs.replace(cmd.metadata, released_to=cmd.released_to)
     async with ctx.store.transaction(metadata) as tx:
-        row = await kind.row(ctx, tx.conn, cmd.warehouse_id, cmd.namespace, cmd.name)
+        row = await kind.row(ctx.state, tx.conn, cmd.warehouse_id, cmd.namespace, cmd.name)
         if row is None or row.id != cmd.tabular_id:
             raise kind.missing(cmd.namespace, cmd.name)
         await require_unprotected_tabular(ctx, tx.conn, row.kind, row.id, f"{cmd.namespace}.{row.name}", force=False)
-        await tx.append(kind.dropped(row, False), expected_version=row.version)
+        await tx.append(kind.dropped(row.id, row.warehouse_id, purge=False), expected_version=row.version)

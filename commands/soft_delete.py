@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import uuid
 
-from catalog_es.events import Event, NamespaceDropped, TableDropped, ViewDropped
-from catalog_es.events.lifecycle import NamespaceSoftDropped, TableSoftDropped, ViewSoftDropped
+from catalog_es.events import Event, NamespaceDropped
+from catalog_es.events.lifecycle import NamespaceSoftDropped
 from catalog_es.state import NamespaceRow, TabularRow, WarehouseRow
 from catalog_es.store.eventstore import Transaction
+from catalog_es.tabular_kind import TABLE, VIEW, SoftDrop, kind_named
 from commands.context import CommandContext
 from commands.task_handlers import TABULAR_EXPIRATION
 from commands.tasks import NewTask, schedule_task
@@ -43,26 +44,16 @@ async def soft_drop_tabular(
     """Hide `row` in `tx` and schedule its expiration in the same transaction."""
     due = ctx.now_ms() + seconds * 1000
     task_id = await _schedule(tx, ctx, warehouse, row.kind, row.id, due)
-    event: Event
-    if row.kind == "table":
-        event = TableSoftDropped(
-            table_id=row.id,
-            warehouse_id=row.warehouse_id,
-            namespace_id=row.namespace_id,
-            name=row.name,
-            expires_at_ms=due,
-            purge_requested=purge,
-            expiration_task_id=task_id,
-        )
-    else:
-        event = ViewSoftDropped(
-            view_id=row.id,
-            warehouse_id=row.warehouse_id,
-            namespace_id=row.namespace_id,
-            name=row.name,
-            expires_at_ms=due,
-            expiration_task_id=task_id,
-        )
+    drop = SoftDrop(
+        tabular_id=row.id,
+        warehouse_id=row.warehouse_id,
+        namespace_id=row.namespace_id,
+        name=row.name,
+        expires_at_ms=due,
+        purge_requested=purge,
+        expiration_task_id=task_id,
+    )
+    event = kind_named(row.kind).soft_dropped(drop)
     await tx.append(event, expected_version=row.version)
 
 
@@ -76,19 +67,16 @@ async def drop_namespace_tree(
     tree = await state.live_subtree(tx.conn, warehouse.id, root.namespace.key)
     seconds = soft_expiration_seconds(warehouse)
     events: list[tuple[Event, int]] = []
+    members = [(TABLE, m) for m in tree.tables] + [(VIEW, m) for m in tree.views]
     if seconds is None:
-        events += [
-            (TableDropped(table_id=m.id, warehouse_id=warehouse.id, purge_requested=False), m.version)
-            for m in tree.tables
-        ]
-        events += [(ViewDropped(view_id=m.id, warehouse_id=warehouse.id), m.version) for m in tree.views]
+        events += [(kind.dropped(m.id, warehouse.id, purge=False), m.version) for kind, m in members]
         events += [(NamespaceDropped(namespace_id=m.id, warehouse_id=warehouse.id), m.version) for m in tree.namespaces]
     else:
         due = ctx.now_ms() + seconds * 1000
         task_id = await _schedule(tx, ctx, warehouse, "namespace", root.id, due)
-        for m in tree.tables:
-            table = TableSoftDropped(
-                table_id=m.id,
+        for kind, m in members:
+            drop = SoftDrop(
+                tabular_id=m.id,
                 warehouse_id=warehouse.id,
                 namespace_id=m.namespace_id,
                 name=m.name,
@@ -96,17 +84,7 @@ async def drop_namespace_tree(
                 purge_requested=purge,
                 with_namespace=root.id,
             )
-            events.append((table, m.version))
-        for m in tree.views:
-            view = ViewSoftDropped(
-                view_id=m.id,
-                warehouse_id=warehouse.id,
-                namespace_id=m.namespace_id,
-                name=m.name,
-                expires_at_ms=due,
-                with_namespace=root.id,
-            )
-            events.append((view, m.version))
+            events.append((kind.soft_dropped(drop), m.version))
         for m in tree.namespaces:
             is_root = m.id == root.id
             namespace = NamespaceSoftDropped(

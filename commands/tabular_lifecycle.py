@@ -1,4 +1,4 @@
-"""Drop, rename and register tables and views: one path for both kinds (`TabularKind` names what differs)."""
+"""Drop, rename and register tables and views: one path for both kinds (`TabularKind` owns what differs)."""
 
 from __future__ import annotations
 
@@ -6,27 +6,20 @@ import uuid
 
 import msgspec
 
-from catalog_es.errors import AlreadyExistsError, BadRequestError
+from catalog_es.errors import BadRequestError
 from catalog_es.events import Json
 from catalog_es.identifiers import Namespace, name_key
 from catalog_es.locations import require_inside_warehouse
 from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.storage.delete_profiles import purge_by_default
 from catalog_es.store.eventstore import EventMetadata
+from catalog_es.tabular_kind import TABLE, VIEW, TabularKind
 from commands.context import CommandContext, off_loop
-from commands.name_conflicts import name_holder, rename_target_taken
+from commands.name_conflicts import rename_target_taken, require_name_free
 from commands.protection import require_unprotected_tabular
 from commands.soft_delete import soft_drop_tabular, soft_expiration_seconds
 from commands.tabular_purge import purge_task
-from commands.tabulars import (
-    TABLE,
-    VIEW,
-    TabularKind,
-    TabularResult,
-    claim_location,
-    claim_name,
-    claim_name_and_location,
-)
+from commands.tabulars import TabularResult, claim_location, claim_new_tabular
 from commands.tasks import schedule_task
 
 
@@ -119,15 +112,15 @@ async def _drop(
 ) -> TabularRow:
     seconds = soft_expiration_seconds(warehouse)
     async with ctx.store.transaction(metadata) as tx:
-        row = await kind.row(ctx, tx.conn, warehouse.id, namespace, name)
+        row = await kind.row(ctx.state, tx.conn, warehouse.id, namespace, name)
         if row is None:
             raise kind.missing(namespace, name)
         await require_unprotected_tabular(ctx, tx.conn, row.kind, row.id, f"{namespace}.{row.name}", force=force)
         if seconds is not None:
             await soft_drop_tabular(tx, ctx, warehouse, row, purge=purge, seconds=seconds)
             return row
-        await tx.append(kind.dropped(row, purge), expected_version=row.version)
-        if purge and kind is TABLE:
+        await tx.append(kind.dropped(row.id, row.warehouse_id, purge=purge), expected_version=row.version)
+        if purge and kind.purgeable:
             await schedule_task(tx, ctx, purge_task(warehouse.id, row))
     return row
 
@@ -153,15 +146,20 @@ async def _rename(kind: TabularKind, cmd: RenameTable, ctx: CommandContext) -> N
     """
     kind.validate_name(cmd.destination_name)
     async with ctx.store.transaction(cmd.metadata) as tx:
-        row = await kind.row(ctx, tx.conn, cmd.warehouse_id, cmd.source_namespace, cmd.source_name)
+        row = await kind.row(ctx.state, tx.conn, cmd.warehouse_id, cmd.source_namespace, cmd.source_name)
         if row is None:
             raise kind.missing(cmd.source_namespace, cmd.source_name)
         destination = await ctx.existing_namespace(tx.conn, cmd.warehouse_id, cmd.destination_namespace)
         only_case_changes = destination.id == row.namespace_id and name_key(cmd.destination_name) == name_key(row.name)
-        if not only_case_changes and await ctx.state.table_name_taken(tx.conn, destination.id, cmd.destination_name):
-            holder = await name_holder(ctx, tx.conn, cmd.warehouse_id, cmd.destination_namespace, cmd.destination_name)
-            raise rename_target_taken(
-                cmd.source_namespace, cmd.source_name, cmd.destination_namespace, cmd.destination_name, holder
+        if not only_case_changes:
+            await require_name_free(
+                ctx,
+                tx.conn,
+                cmd.warehouse_id,
+                cmd.destination_namespace,
+                destination.id,
+                cmd.destination_name,
+                taken=rename_target_taken(cmd.source_namespace, cmd.source_name),
             )
         await tx.append(kind.renamed(row, destination.id, cmd.destination_name), expected_version=row.version)
 
@@ -198,36 +196,26 @@ async def _register(
     require_inside_warehouse(location, warehouse.location, warehouse.alternative_schemes)  # before it is read
     document = await _read_registered(ctx, warehouse, location)
     adopted = kind.parse_adopted(document, location)
-    if kind is VIEW:  # a table's location is checked with its overlap, under the lock
+    if not kind.claims_location:  # a table's location is checked with its overlap, under the lock
         require_inside_warehouse(adopted.location, warehouse.location, warehouse.alternative_schemes)
     async with ctx.store.transaction(cmd.metadata) as tx:
         namespace = await ctx.existing_namespace(tx.conn, cmd.warehouse_id, cmd.namespace)
-        existing = await kind.row(ctx, tx.conn, cmd.warehouse_id, cmd.namespace, cmd.name)
+        existing = await kind.row(ctx.state, tx.conn, cmd.warehouse_id, cmd.namespace, cmd.name)
         if existing is not None and not overwrite:
-            raise AlreadyExistsError(f"{kind.title} already exists: {cmd.namespace}.{cmd.name}")
+            raise kind.name_taken(cmd.namespace, cmd.name, kind)
         tabular_id = existing.id if existing is not None else adopted.id
         if existing is not None:  # a table's pointer replaced: its location stays its own
             await claim_location(ctx, tx.conn, warehouse=warehouse, location=adopted.location, table_id=tabular_id)
-        elif kind is TABLE:
-            await claim_name_and_location(
+        else:
+            await claim_new_tabular(
                 ctx,
                 tx.conn,
+                kind,
                 warehouse=warehouse,
                 namespace=cmd.namespace,
                 namespace_id=namespace.id,
                 name=cmd.name,
                 location=adopted.location,
-                table_id=tabular_id,
-            )
-        else:
-            await claim_name(
-                ctx,
-                tx.conn,
-                kind,
-                warehouse_id=warehouse.id,
-                namespace=cmd.namespace,
-                namespace_id=namespace.id,
-                name=cmd.name,
                 tabular_id=tabular_id,
             )
         event = kind.registered(tabular_id, warehouse.id, namespace.id, cmd.name, location, document)

@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from catalog_es.soft_delete import DeletedTabularRow
 from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.storage.files import WarehouseStorage
 from catalog_es.store.logged_documents import recorded_metadata
@@ -32,7 +33,9 @@ class TabularPurgePayload(msgspec.Struct, frozen=True, rename="kebab"):
     metadata_location: str
 
 
-def purge_task(warehouse_id: uuid.UUID, row: TabularRow, *, due_at_ms: int | None = None) -> NewTask:
+def purge_task(
+    warehouse_id: uuid.UUID, row: TabularRow | DeletedTabularRow, *, due_at_ms: int | None = None
+) -> NewTask:
     """The task that purges a dropped table's files (now, or at `due_at_ms` for an expiring soft deletion)."""
     payload = TabularPurgePayload(table_id=row.id, location=row.location, metadata_location=row.metadata_location)
     return NewTask(

@@ -1,44 +1,24 @@
-"""What tables and views share when written: their kind, the result, the claims, and metadata-file-then-append."""
+"""What tables and views share when written: the result, the claims, and metadata-file-then-append."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass
-from typing import Literal
 
 import msgspec
 
-from catalog_es.errors import (
-    AlreadyExistsError,
-    BadRequestError,
-    CatalogError,
-    InvalidLocationError,
-    MetadataFileNotFoundError,
-    NoSuchTableError,
-    NoSuchViewError,
-)
-from catalog_es.events import (
-    Event,
-    Json,
-    TableDropped,
-    TableRegistered,
-    TableRenamed,
-    ViewDropped,
-    ViewRegistered,
-    ViewRenamed,
-)
-from catalog_es.identifiers import Namespace, validate_name
+from catalog_es.errors import AlreadyExistsError, InvalidLocationError, MetadataFileNotFoundError
+from catalog_es.events import Json
+from catalog_es.identifiers import Namespace
 from catalog_es.locations import require_inside_warehouse
-from catalog_es.metadata.tables import parse_metadata
-from catalog_es.metadata.views import parse_view_metadata
-from catalog_es.state import CatalogState, TabularRow, WarehouseRow
+from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.storage.files import WarehouseStorage
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import EventMetadata, Transaction
+from catalog_es.tabular_kind import TABLE, TabularKind
 from commands.context import CommandContext, off_loop
-from commands.name_conflicts import name_holder, table_name_taken, view_name_taken
+from commands.name_conflicts import name_holder, require_name_free
 
 
 class TabularResult(msgspec.Struct, frozen=True):
@@ -54,121 +34,6 @@ class TabularResult(msgspec.Struct, frozen=True):
         if self.metadata_location is None:
             raise AssertionError("a staged result has no metadata location")
         return self.metadata_location
-
-
-class Adopted(msgspec.Struct, frozen=True):
-    """What registering needs from a metadata file: the tabular's id and its location."""
-
-    id: uuid.UUID
-    location: str
-
-
-@dataclass(frozen=True)
-class TabularKind:
-    """What differs between a table and a view on the paths they share (lakekeeper's `TabularId` idea).
-
-    The metadata logic that really differs (pyiceberg's updates against the view builder) stays in the
-    `create_*`/`commit_*` modules; this names only events, lookups, errors and the parser.
-    """
-
-    name: Literal["table", "view"]
-    missing_error: type[CatalogError]
-    lookup: Callable[[CatalogState], Callable[[Connection, uuid.UUID, Namespace, str], Awaitable[TabularRow | None]]]
-    adopt: Callable[[Json], Adopted]
-    dropped: Callable[[TabularRow, bool], Event]
-    renamed: Callable[[TabularRow, uuid.UUID, str], Event]
-    registered: Callable[[uuid.UUID, uuid.UUID, uuid.UUID, str, str, Json], Event]
-
-    @property
-    def title(self) -> str:
-        return self.name.capitalize()
-
-    async def row(
-        self, ctx: CommandContext, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
-    ) -> TabularRow | None:
-        return await self.lookup(ctx.state)(conn, warehouse_id, namespace, name)
-
-    def missing(self, namespace: Namespace, name: str) -> CatalogError:
-        return self.missing_error(f"{self.title} does not exist: {namespace}.{name}")
-
-    def validate_name(self, name: str) -> None:
-        """Raises: BadRequestError for a name no engine can address."""
-        try:
-            validate_name(name, self.name)
-        except ValueError as exc:
-            raise BadRequestError(str(exc)) from None
-
-    def parse_adopted(self, document: Json, metadata_location: str) -> Adopted:
-        """The id and location in a file to register. The messages never quote the file's content.
-
-        Raises:
-            BadRequestError: it is not metadata of this kind.
-        """
-        if not isinstance(document, dict):
-            raise BadRequestError(f"{metadata_location} is not a {self.name} metadata file: not a JSON object")
-        try:
-            return self.adopt(document)
-        except (BadRequestError, ValueError):
-            raise BadRequestError(f"{metadata_location} is not a valid {self.name} metadata file") from None
-
-
-def _adopt_table(document: Json) -> Adopted:
-    metadata = parse_metadata(document)
-    return Adopted(metadata.table_uuid, metadata.location)
-
-
-def _adopt_view(document: Json) -> Adopted:
-    metadata = parse_view_metadata(document)
-    return Adopted(uuid.UUID(metadata.view_uuid), metadata.location)
-
-
-TABLE = TabularKind(
-    name="table",
-    missing_error=NoSuchTableError,
-    lookup=lambda state: state.table,
-    adopt=_adopt_table,
-    dropped=lambda row, purge: TableDropped(table_id=row.id, warehouse_id=row.warehouse_id, purge_requested=purge),
-    renamed=lambda row, namespace_id, name: TableRenamed(
-        table_id=row.id,
-        warehouse_id=row.warehouse_id,
-        from_namespace_id=row.namespace_id,
-        from_name=row.name,
-        namespace_id=namespace_id,
-        name=name,
-    ),
-    registered=lambda tabular_id, warehouse_id, namespace_id, name, location, document: TableRegistered(
-        table_id=tabular_id,
-        warehouse_id=warehouse_id,
-        namespace_id=namespace_id,
-        name=name,
-        metadata_location=location,
-        metadata=document,
-    ),
-)
-
-VIEW = TabularKind(
-    name="view",
-    missing_error=NoSuchViewError,
-    lookup=lambda state: state.view,
-    adopt=_adopt_view,
-    dropped=lambda row, _purge: ViewDropped(view_id=row.id, warehouse_id=row.warehouse_id),
-    renamed=lambda row, namespace_id, name: ViewRenamed(
-        view_id=row.id,
-        warehouse_id=row.warehouse_id,
-        from_namespace_id=row.namespace_id,
-        from_name=row.name,
-        namespace_id=namespace_id,
-        name=name,
-    ),
-    registered=lambda tabular_id, warehouse_id, namespace_id, name, location, document: ViewRegistered(
-        view_id=tabular_id,
-        warehouse_id=warehouse_id,
-        namespace_id=namespace_id,
-        name=name,
-        metadata_location=location,
-        metadata=document,
-    ),
-)
 
 
 async def claim_name(
@@ -187,11 +52,8 @@ async def claim_name(
     Raises:
         AlreadyExistsError: a table or view by that name (any case), or one of this kind with that id, exists.
     """
-    if await ctx.state.table_name_taken(conn, namespace_id, name):
-        holder = await name_holder(ctx, conn, warehouse_id, namespace, name)
-        raise (table_name_taken if kind is TABLE else view_name_taken)(namespace, name, holder)
-    id_taken = ctx.state.table_id_taken if kind is TABLE else ctx.state.view_id_taken
-    if await id_taken(conn, tabular_id):
+    await require_name_free(ctx, conn, warehouse_id, namespace, namespace_id, name, taken=kind.name_taken)
+    if await kind.id_taken(ctx.state, conn, tabular_id):
         raise AlreadyExistsError(f"A {kind.name} with uuid {tabular_id} already exists")
 
 
@@ -214,12 +76,54 @@ async def claim_name_and_location(
     """
     conflict = await ctx.state.table_claim_conflict(conn, warehouse.id, namespace_id, name, table_id, location)
     if conflict == "name":
-        raise table_name_taken(namespace, name, await name_holder(ctx, conn, warehouse.id, namespace, name))
+        raise TABLE.name_taken(namespace, name, await name_holder(ctx, conn, warehouse.id, namespace, name))
     if conflict == "id":
         raise AlreadyExistsError(f"A table with uuid {table_id} already exists")
     require_inside_warehouse(location, warehouse.location, warehouse.alternative_schemes)
     if conflict == "location":
         raise InvalidLocationError(_location_taken(location))
+
+
+async def claim_new_tabular(
+    ctx: CommandContext,
+    conn: Connection,
+    kind: TabularKind,
+    *,
+    warehouse: WarehouseRow,
+    namespace: Namespace,
+    namespace_id: uuid.UUID,
+    name: str,
+    location: str,
+    tabular_id: uuid.UUID,
+) -> None:
+    """The claims of a new tabular of `kind`: its name and id, and, where the kind claims one, its location.
+
+    Raises:
+        AlreadyExistsError: a table or view by that name (any case), or one of this kind with that id, exists.
+        InvalidLocationError: (a table) the location is outside the warehouse or overlaps another table.
+    """
+    if kind.claims_location:
+        await claim_name_and_location(
+            ctx,
+            conn,
+            warehouse=warehouse,
+            namespace=namespace,
+            namespace_id=namespace_id,
+            name=name,
+            location=location,
+            table_id=tabular_id,
+        )
+        return
+    await claim_name(
+        ctx,
+        conn,
+        kind,
+        warehouse_id=warehouse.id,
+        namespace=namespace,
+        namespace_id=namespace_id,
+        name=name,
+        tabular_id=tabular_id,
+    )
 
 
 def _location_taken(location: str) -> str:

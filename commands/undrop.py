@@ -9,13 +9,13 @@ import msgspec
 
 from catalog_es.errors import AlreadyExistsError, BadRequestError, InvalidLocationError, NoSuchNamespaceError
 from catalog_es.events import Event
-from catalog_es.events.lifecycle import NamespaceUndropped, TableUndropped, ViewUndropped
+from catalog_es.events.lifecycle import NamespaceUndropped
 from catalog_es.identifiers import Namespace
 from catalog_es.soft_delete import DeletedTabularRow
 from catalog_es.store.eventstore import EventMetadata, Transaction
+from catalog_es.tabular_kind import kind_named
 from commands.context import CommandContext
-from commands.name_conflicts import name_holder
-from commands.tabulars import TABLE, VIEW
+from commands.name_conflicts import require_name_free, undrop_target_taken
 from commands.tasks import cancel_unless_ended
 
 TargetKind = Literal["table", "view", "namespace"]
@@ -68,7 +68,7 @@ async def handle_undrop_tabulars(cmd: UndropTabulars, ctx: CommandContext) -> li
 async def _undrop_tabular(
     tx: Transaction, ctx: CommandContext, warehouse_id: uuid.UUID, target: UndropTarget, tasks: list[uuid.UUID]
 ) -> Undropped:
-    kind = TABLE if target.kind == "table" else VIEW
+    kind = kind_named(target.kind)
     row = await ctx.deleted().deleted_tabular(tx.conn, warehouse_id, target.id)
     if row is None or row.kind != target.kind:
         raise kind.missing_error(f"No soft-dropped {kind.name} with id {target.id}")
@@ -79,13 +79,10 @@ async def _undrop_tabular(
     name = target.name if target.name is not None else row.name
     kind.validate_name(name)
     namespace = Namespace(tuple(row.namespace))
-    if await ctx.state.table_name_taken(tx.conn, row.namespace_id, name):
-        holder = await name_holder(ctx, tx.conn, warehouse_id, namespace, name)
-        raise AlreadyExistsError(
-            f"Cannot undrop {kind.name} {target.id}: a {holder or 'table or view'} named {namespace}.{name} exists;"
-            ' pass a new "name" in the target'
-        )
-    await _require_unclaimed(tx, ctx, row)
+    taken = undrop_target_taken(kind, target.id)
+    await require_name_free(ctx, tx.conn, warehouse_id, namespace, row.namespace_id, name, taken=taken)
+    if kind.claims_location:
+        await _require_unclaimed(tx, ctx, row)
     await tx.append(_undropped(row, name), expected_version=row.version)
     if row.expiration_task_id is not None:
         tasks.append(row.expiration_task_id)
@@ -94,8 +91,6 @@ async def _undrop_tabular(
 
 async def _require_unclaimed(tx: Transaction, ctx: CommandContext, row: DeletedTabularRow) -> None:
     """Raises: InvalidLocationError when a table registered meanwhile holds its id or overlaps its location."""
-    if row.kind == "view":
-        return
     if await ctx.state.table_id_taken(tx.conn, row.id):
         raise InvalidLocationError(f"Another table took the id {row.id} meanwhile")
     if await ctx.state.location_taken(tx.conn, row.warehouse_id, row.location, except_table=row.id):
@@ -103,13 +98,7 @@ async def _require_unclaimed(tx: Transaction, ctx: CommandContext, row: DeletedT
 
 
 def _undropped(row: DeletedTabularRow, name: str) -> Event:
-    if row.kind == "table":
-        return TableUndropped(
-            table_id=row.id, warehouse_id=row.warehouse_id, namespace_id=row.namespace_id, name=name, from_name=row.name
-        )
-    return ViewUndropped(
-        view_id=row.id, warehouse_id=row.warehouse_id, namespace_id=row.namespace_id, name=name, from_name=row.name
-    )
+    return kind_named(row.kind).undropped(row.id, row.warehouse_id, row.namespace_id, name, from_name=row.name)
 
 
 async def _undrop_namespace(

@@ -13,11 +13,9 @@ from typing import Any
 import msgspec
 
 from catalog_es.errors import AlreadyExistsError, BadRequestError, NoSuchWarehouseError
-from catalog_es.events import Event, NamespaceDropped, TableDropped, ViewDropped, WarehouseDeleted
+from catalog_es.events import Event, NamespaceDropped, WarehouseDeleted
 from catalog_es.events.lifecycle import (
     NamespaceExpired,
-    TableExpired,
-    ViewExpired,
     WarehouseSoftDeleted,
     WarehouseUndeleted,
 )
@@ -25,6 +23,7 @@ from catalog_es.state import WarehouseRow
 from catalog_es.storage.file_roots import storage_overlaps
 from catalog_es.store.eventstore import EventMetadata, Transaction
 from catalog_es.store.task_queue import Task
+from catalog_es.tabular_kind import TABLE, VIEW, kind_named
 from commands.context import CommandContext
 from commands.projects import validate_display_name
 from commands.task_handlers import TABULAR_EXPIRATION
@@ -88,18 +87,11 @@ async def expire_held_warehouse(task: Task, ctx: CommandContext) -> dict[str, An
             return {"expired": [], "reason": "not held by this task's deletion any more"}
         contents = await ctx.state.warehouse_contents(tx.conn, held.id)
         hidden_tabulars, hidden_namespaces = await state.hidden_in_warehouse(tx.conn, held.id)
-        events: list[tuple[Event, int]] = []
-        for row in hidden_tabulars:
-            expired: Event = (
-                ViewExpired(view_id=row.id, warehouse_id=held.id)
-                if row.kind == "view"
-                else TableExpired(table_id=row.id, warehouse_id=held.id, purge_requested=False)
-            )
-            events.append((expired, row.version))
-        events += [
-            (TableDropped(table_id=i, warehouse_id=held.id, purge_requested=False), v) for i, v in contents.tables
+        events: list[tuple[Event, int]] = [
+            (kind_named(row.kind).expired(row.id, held.id, purge=False), row.version) for row in hidden_tabulars
         ]
-        events += [(ViewDropped(view_id=i, warehouse_id=held.id), v) for i, v in contents.views]
+        events += [(TABLE.dropped(i, held.id, purge=False), v) for i, v in contents.tables]
+        events += [(VIEW.dropped(i, held.id, purge=False), v) for i, v in contents.views]
         events += [(NamespaceExpired(namespace_id=n.id, warehouse_id=held.id), n.version) for n in hidden_namespaces]
         events += [(NamespaceDropped(namespace_id=i, warehouse_id=held.id), v) for i, v in contents.namespaces]
         for event, version in events:

@@ -14,7 +14,6 @@ from catalog_es.events import (
     NamespaceDropped,
     TableCreated,
     TableDropped,
-    TableEvent,
     TableRegistered,
     TableRenamed,
     ViewCreated,
@@ -31,9 +30,11 @@ from catalog_es.events.lifecycle import (
 )
 from catalog_es.identifiers import name_key
 from catalog_es.privileges import IMPLIED_BY
+from catalog_es.state import TabularKindName
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from catalog_es.store.migrations import Migration
+from catalog_es.tabular_kind import kind_named, kind_of
 from projections.topics import dispatched
 
 SEARCH_TABLES = ("search_namespaces", "tabular_search")
@@ -95,7 +96,7 @@ async def _(event: TableCreated | TableRegistered | ViewCreated | ViewRegistered
         (
             event.entity_id,
             event.warehouse_id,
-            "table" if isinstance(event, TableEvent) else "view",
+            kind_of(event).name,
             event.namespace_id,
             event.namespace_id,
             event.name,
@@ -132,7 +133,7 @@ async def _(event: TableUndropped | ViewUndropped, conn: Connection) -> None:
         (
             event.entity_id,
             event.warehouse_id,
-            "table" if isinstance(event, TableUndropped) else "view",
+            kind_of(event).name,
             event.namespace_id,
             event.namespace_id,
             event.name,
@@ -149,7 +150,7 @@ async def _(event: NamespaceExpired, conn: Connection) -> None:
 class SearchHit(msgspec.Struct, frozen=True, rename="kebab"):
     """One live table or view whose name matches; `namespace-id` lets a client link without another lookup."""
 
-    kind: str
+    kind: TabularKindName
     id: uuid.UUID
     namespace: list[str]
     namespace_id: uuid.UUID
@@ -193,7 +194,9 @@ async def search_tabulars(
     }
     cursor = await conn.execute(_SEARCH.encode(), params)
     return [
-        SearchHit(kind=str(kind), id=id_, namespace=list(namespace), namespace_id=namespace_id, name=str(name))
+        SearchHit(
+            kind=kind_named(kind).name, id=id_, namespace=list(namespace), namespace_id=namespace_id, name=str(name)
+        )
         for kind, id_, namespace, namespace_id, name in await cursor.fetchall()
     ]
 

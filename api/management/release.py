@@ -15,22 +15,23 @@ from api.management.rules import on_object_in_warehouse
 from api.management.wire import ReleaseRequest
 from catalog_es.identifiers import Namespace
 from catalog_es.store.database import Connection
+from catalog_es.tabular_kind import TABLE, VIEW, TabularKind
 from commands.release import ReleaseTabular, handle_release
-from projections.catalog.sign_lookup import table_by_id, view_by_id
+from projections.catalog.tabular_rows import tabular_by_id
 
 
 async def _release(
-    req: RequestScope, conn: Connection, warehouse_id: uuid.UUID, object_id: uuid.UUID, *, view: bool, to: str
+    req: RequestScope, conn: Connection, warehouse_id: uuid.UUID, object_id: uuid.UUID, *, kind: TabularKind, to: str
 ) -> None:
-    row = await (view_by_id if view else table_by_id)(conn, warehouse_id, object_id)
+    row = await tabular_by_id(conn, kind, warehouse_id, object_id)
     if row is None:
-        raise not_found("view" if view else "table", object_id)
+        raise not_found(kind.name, object_id)
     command = ReleaseTabular(
         warehouse_id=warehouse_id,
         tabular_id=object_id,
         namespace=Namespace(tuple(row.namespace)),
         name=row.name,
-        view=view,
+        kind=kind.name,
         released_to=to,
         metadata=req.meta,
     )
@@ -52,7 +53,7 @@ async def release_table(
 ) -> None:
     """Hand the table off: no purge, no soft delete, its location claim released. Raises: NoSuchTableError,
     ProtectedError."""
-    await _release(req, conn, warehouse_id, object_id, view=False, to=data.released_to)
+    await _release(req, conn, warehouse_id, object_id, kind=TABLE, to=data.released_to)
 
 
 @post(
@@ -69,7 +70,7 @@ async def release_view(
     data: JSONBody[ReleaseRequest],
 ) -> None:
     """Hand the view off (its metadata files stay). Raises: NoSuchViewError, ProtectedError."""
-    await _release(req, conn, warehouse_id, object_id, view=True, to=data.released_to)
+    await _release(req, conn, warehouse_id, object_id, kind=VIEW, to=data.released_to)
 
 
 RELEASE_ROUTES = (release_table, release_view)

@@ -86,7 +86,7 @@ async def search_tabular(
             SearchTabular(
                 namespace_name=hit.namespace,
                 tabular_name=hit.name,
-                tabular_id=TabularId("view" if hit.kind == "view" else "table", hit.id),
+                tabular_id=TabularId(hit.kind, hit.id),
                 distance=_distance(hit, text, tabular_id),
             )
             for hit in hits

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from catalog_es.store.database import Connection
+from catalog_es.tabular_kind import TABULAR_KINDS
 
 MANIFEST_FORMAT = "catalog-es-manifest"
 MANIFEST_VERSION = 1
@@ -40,17 +41,17 @@ async def export_manifest(conn: Connection, warehouse_id: uuid.UUID, source: str
     for namespace_id, parts, properties in namespaces:
         document["namespaces"].append({"namespace": list(parts), "properties": dict(properties)})
         paths[namespace_id] = {"kind": "namespace", "namespace": list(parts)}
-    for kind, table in (("table", "tables"), ("view", "views")):
+    for kind in TABULAR_KINDS:
         query = (
-            f"SELECT t.id, n.parts, t.name, t.metadata_location, t.location FROM {table} t"
+            f"SELECT t.id, n.parts, t.name, t.metadata_location, t.location FROM {kind.relation} t"
             " JOIN namespaces n ON n.id = t.namespace_id WHERE t.warehouse_id = %s ORDER BY n.key, t.name_key"
         )
         for tabular_id, parts, name, metadata_location, location in await _rows(conn, query, (warehouse_id,)):
             entry = {"namespace": list(parts), "name": name, "metadata-location": metadata_location}
-            if kind == "table":
+            if kind.claims_location:  # a table's location is its own, claimed again on import
                 entry["location"] = location
-            document[table].append(entry)
-            paths[tabular_id] = {"kind": kind, "namespace": list(parts), "name": name}
+            document[kind.relation].append(entry)
+            paths[tabular_id] = {"kind": kind.name, "namespace": list(parts), "name": name}
     paths[warehouse_id] = {"kind": "warehouse"}
     grants = await _rows(
         conn,

@@ -25,6 +25,7 @@ from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from catalog_es.store.logged_documents import recorded_metadata
 from catalog_es.store.migrations import Migration
+from catalog_es.tabular_kind import TABULAR_KINDS
 from projections.audit.change_summary import ChangeSummary, summarize_maintenance_job, summarize_updates
 from projections.cloudevents import cloudevent
 
@@ -41,7 +42,7 @@ _COLUMNS = (
     " stream_id, stream_version, commit_id"
 )
 _JOBS_PREFIX = f"{MaintenanceJobEvent.stream_kind}-"
-_CREATING_TYPES = frozenset(name for kind in ("table", "view") for name in types_of(kind, "created", "registered"))
+_CREATING_TYPES = frozenset(name for kind in TABULAR_KINDS for name in types_of(kind.name, "created", "registered"))
 _EVER_NAMED = "stream_id IN (SELECT stream_id FROM catalog_events WHERE type = ANY(%s) AND data->>'name' = %s)"
 # A table's maintenance jobs are recorded in a stream of their own, `maintenance-<table id>` (see history_streams):
 # with each stream a table's named or namespaced events lie in, the one of its jobs.

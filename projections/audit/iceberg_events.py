@@ -13,10 +13,11 @@ from catalog_es.privileges import IMPLIED_BY
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from catalog_es.store.migrations import Migration
+from catalog_es.tabular_kind import TABULAR_KINDS
 
 
 def _naming_list(actions: tuple[str, ...]) -> str:
-    return ", ".join(f"'io.catalog-es.{kind}.{action}.v1'" for kind in ("table", "view") for action in actions)
+    return ", ".join(f"'io.catalog-es.{kind.name}.{action}.v1'" for kind in TABULAR_KINDS for action in actions)
 
 
 # The events that (re)name a table or view; an undrop may give it a new name (its old one taken meanwhile).

@@ -6,19 +6,24 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from psycopg.rows import class_row
+
 from catalog_es.events import Json
 from catalog_es.identifiers import NAMESPACE_SEPARATOR
 from catalog_es.soft_delete import DeletedNamespaceRow, DeletedTabularRow, DeletedWarehouseRow, Member, Subtree
 from catalog_es.state import TabularRow
 from catalog_es.store.database import Connection
 from catalog_es.store.logged_documents import recorded_metadata
+from catalog_es.tabular_kind import TABLE, VIEW
+from projections.catalog.tabular_rows import tabular_by_id
 
 # The namespace it was in is live or hidden itself (a recursive drop); its creation time is the stream's first event.
 _TABULAR = """
 SELECT d.id, d.kind, d.warehouse_id, d.namespace_id,
-       coalesce(n.parts, dn.parts, '{}'), d.name, d.location, d.metadata_location, d.metadata, d.version,
+       coalesce(n.parts, dn.parts, '{}') AS namespace, d.name, d.location, d.metadata_location, d.metadata, d.version,
        d.deleted_at, d.expires_at, d.purge_requested, d.actor, d.with_namespace, d.expiration_task_id,
        (SELECT e.time FROM catalog_events e WHERE e.stream_id = d.kind || '-' || d.id AND e.stream_version = 1)
+         AS created_at
 FROM deleted_tabulars d
 LEFT JOIN namespaces n ON n.id = d.namespace_id
 LEFT JOIN deleted_namespaces dn ON dn.id = d.namespace_id
@@ -35,24 +40,26 @@ async def _rows(conn: Connection, query: str, params: tuple[Any, ...] | dict[str
     return list(await cursor.fetchall())
 
 
+async def _deleted_tabulars(
+    conn: Connection, where: str, params: tuple[Any, ...] | dict[str, Any]
+) -> list[DeletedTabularRow]:
+    """`_TABULAR` rows, built by column name."""
+    async with conn.cursor(row_factory=class_row(DeletedTabularRow)) as cursor:
+        await cursor.execute(f"{_TABULAR} {where}".encode(), params)
+        return await cursor.fetchall()
+
+
 class DeletedQueries:
     """Implements `catalog_es.soft_delete.SoftDeleteState` and the deleted-tabulars listing."""
 
     async def deleted_tabular(
         self, conn: Connection, warehouse_id: uuid.UUID, tabular_id: uuid.UUID
     ) -> DeletedTabularRow | None:
-        rows = await _rows(conn, f"{_TABULAR} WHERE d.warehouse_id = %s AND d.id = %s", (warehouse_id, tabular_id))
-        return DeletedTabularRow(*rows[0]) if rows else None
+        rows = await _deleted_tabulars(conn, "WHERE d.warehouse_id = %s AND d.id = %s", (warehouse_id, tabular_id))
+        return rows[0] if rows else None
 
     async def live_table(self, conn: Connection, warehouse_id: uuid.UUID, table_id: uuid.UUID) -> TabularRow | None:
-        rows = await _rows(
-            conn,
-            "SELECT t.id, t.warehouse_id, t.namespace_id, n.parts, t.name, t.location, t.metadata_location,"
-            " t.metadata, t.version, 'table' FROM tables t JOIN namespaces n ON n.id = t.namespace_id"
-            " WHERE t.warehouse_id = %s AND t.id = %s",
-            (warehouse_id, table_id),
-        )
-        return TabularRow(*rows[0]) if rows else None
+        return await tabular_by_id(conn, TABLE, warehouse_id, table_id)
 
     async def recorded_metadata(self, conn: Connection, table_id: uuid.UUID, metadata_location: str) -> Json | None:
         return await recorded_metadata(conn, f"table-{table_id}", metadata_location)
@@ -66,13 +73,13 @@ class DeletedQueries:
     async def deleted_with(
         self, conn: Connection, root_id: uuid.UUID
     ) -> tuple[list[DeletedTabularRow], list[DeletedNamespaceRow]]:
-        tabulars = await _rows(conn, f"{_TABULAR} WHERE d.with_namespace = %s ORDER BY d.id", (root_id,))
+        tabulars = await _deleted_tabulars(conn, "WHERE d.with_namespace = %s ORDER BY d.id", (root_id,))
         namespaces = await _rows(
             conn,
             f"{_NAMESPACE} WHERE id = %s OR with_namespace = %s ORDER BY cardinality(parts), key",
             (root_id, root_id),
         )
-        return [DeletedTabularRow(*row) for row in tabulars], [DeletedNamespaceRow(*row) for row in namespaces]
+        return tabulars, [DeletedNamespaceRow(*row) for row in namespaces]
 
     async def deleted_warehouse(self, conn: Connection, warehouse_id: uuid.UUID) -> DeletedWarehouseRow | None:
         rows = await _rows(
@@ -89,11 +96,11 @@ class DeletedQueries:
     async def hidden_in_warehouse(
         self, conn: Connection, warehouse_id: uuid.UUID
     ) -> tuple[list[DeletedTabularRow], list[DeletedNamespaceRow]]:
-        tabulars = await _rows(conn, f"{_TABULAR} WHERE d.warehouse_id = %s ORDER BY d.id", (warehouse_id,))
+        tabulars = await _deleted_tabulars(conn, "WHERE d.warehouse_id = %s ORDER BY d.id", (warehouse_id,))
         namespaces = await _rows(
             conn, f"{_NAMESPACE} WHERE warehouse_id = %s ORDER BY cardinality(parts) DESC, key", (warehouse_id,)
         )
-        return [DeletedTabularRow(*row) for row in tabulars], [DeletedNamespaceRow(*row) for row in namespaces]
+        return tabulars, [DeletedNamespaceRow(*row) for row in namespaces]
 
     async def live_subtree(self, conn: Connection, warehouse_id: uuid.UUID, key: str) -> Subtree:
         below = f"SELECT id FROM namespaces WHERE warehouse_id = %s AND {_BELOW}"
@@ -101,8 +108,8 @@ class DeletedQueries:
         tabular = (
             "SELECT t.id, t.version, t.namespace_id, t.name, '{{}}'::text[] FROM {} t WHERE t.namespace_id IN ({})"
         )
-        tables = await _rows(conn, tabular.format("tables", below) + " ORDER BY t.id", params)
-        views = await _rows(conn, tabular.format("views", below) + " ORDER BY t.id", params)
+        tables = await _rows(conn, tabular.format(TABLE.relation, below) + " ORDER BY t.id", params)
+        views = await _rows(conn, tabular.format(VIEW.relation, below) + " ORDER BY t.id", params)
         namespaces = await _rows(
             conn,
             f"SELECT id, version, id, '', parts FROM namespaces WHERE warehouse_id = %s AND {_BELOW}"
@@ -117,10 +124,9 @@ class DeletedQueries:
 
     async def hidden_in(self, conn: Connection, warehouse_id: uuid.UUID, key: str) -> list[DeletedTabularRow]:
         below = f"SELECT id FROM namespaces WHERE warehouse_id = %s AND {_BELOW}"
-        rows = await _rows(
-            conn, f"{_TABULAR} WHERE d.namespace_id IN ({below}) ORDER BY d.id", (warehouse_id, key, key)
+        return await _deleted_tabulars(
+            conn, f"WHERE d.namespace_id IN ({below}) ORDER BY d.id", (warehouse_id, key, key)
         )
-        return [DeletedTabularRow(*row) for row in rows]
 
     async def list_deleted_tabulars(
         self,
@@ -149,5 +155,5 @@ class DeletedQueries:
                 " WHERE o.id = d.id AND g.principal = ANY(%(principals)s) AND g.privilege = ANY(%(implying)s))"
             )
             params.update(principals=visible_to, implying=implying or [])
-        query = f"{_TABULAR} WHERE {' AND '.join(clauses)} ORDER BY d.deleted_at, d.id LIMIT %(limit)s"
-        return [DeletedTabularRow(*row) for row in await _rows(conn, query, params)]
+        where = f"WHERE {' AND '.join(clauses)} ORDER BY d.deleted_at, d.id LIMIT %(limit)s"
+        return await _deleted_tabulars(conn, where, params)

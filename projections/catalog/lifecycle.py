@@ -8,7 +8,7 @@ from functools import singledispatch
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from catalog_es.events import Event, TableEvent
+from catalog_es.events import Event, TableEvent, ViewEvent
 from catalog_es.events.lifecycle import (
     NamespaceExpired,
     NamespaceSoftDropped,
@@ -27,6 +27,7 @@ from catalog_es.identifiers import name_key
 from catalog_es.locations import location_key
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
+from catalog_es.tabular_kind import kind_of
 
 DELETED_TABLES = ("deleted_tabulars", "deleted_namespaces", "deleted_warehouses")
 
@@ -43,8 +44,8 @@ async def project_lifecycle(event: Event, conn: Connection, recorded: RecordedEv
     await _apply(event, conn, recorded)
 
 
-def _relation(event: Event) -> sql.Identifier:
-    return sql.Identifier("tables" if isinstance(event, TableEvent) else "views")
+def _relation(event: TableEvent | ViewEvent) -> sql.Identifier:
+    return sql.Identifier(kind_of(event).relation)
 
 
 def _actor(recorded: RecordedEvent) -> str | None:
@@ -60,7 +61,6 @@ async def _apply(event: Event, conn: Connection, recorded: RecordedEvent) -> Non
 @_apply.register(TableSoftDropped)
 @_apply.register(ViewSoftDropped)
 async def _(event: TableSoftDropped | ViewSoftDropped, conn: Connection, recorded: RecordedEvent) -> None:
-    kind = "table" if isinstance(event, TableSoftDropped) else "view"
     expires = datetime.fromtimestamp(event.expires_at_ms / 1000, UTC)
     await conn.execute(
         sql.SQL(
@@ -70,7 +70,7 @@ async def _(event: TableSoftDropped | ViewSoftDropped, conn: Connection, recorde
             " FROM {} WHERE id = %s"
         ).format(_relation(event)),
         (
-            kind,
+            kind_of(event).name,
             recorded.stream_version,
             recorded.time,
             expires,

@@ -59,6 +59,7 @@ from catalog_es.storage.delete_profiles import HARD_DELETE
 from catalog_es.storage.profiles import base_location, decode_profile
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
+from catalog_es.tabular_kind import kind_of
 from projections.catalog.lifecycle import DELETED_TABLES, project_lifecycle
 from projections.catalog.tabular_documents import TabularDocuments
 
@@ -290,7 +291,7 @@ Tabular = TableEvent | ViewEvent
 
 
 def _relation(event: Tabular) -> sql.Identifier:
-    return sql.Identifier("tables" if isinstance(event, TableEvent) else "views")
+    return sql.Identifier(kind_of(event).relation)
 
 
 @_apply.register(TableCreated)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from psycopg.rows import class_row
+
 from catalog_es.identifiers import Namespace, name_key
 from catalog_es.locations import location_key
 from catalog_es.state import (
@@ -17,7 +19,9 @@ from catalog_es.state import (
     WarehouseRow,
 )
 from catalog_es.store.database import Connection
+from catalog_es.tabular_kind import TABLE, VIEW
 from projections.catalog.deleted_queries import DeletedQueries
+from projections.catalog.tabular_rows import fetch_tabular, tabular_select
 
 WAREHOUSE_COLUMNS = (
     "SELECT id, project_id, name, location, storage_profile, status, delete_profile,"
@@ -75,14 +79,10 @@ class ManagementQueries:
 
 
 _NAMESPACE = "SELECT id, warehouse_id, parts, properties, version FROM namespaces"
-_TABLE = (
-    "SELECT t.id, t.warehouse_id, t.namespace_id, n.parts, t.name, t.location, t.metadata_location,"
-    " t.metadata, t.version, 'table' FROM tables t JOIN namespaces n ON n.id = t.namespace_id"
-)
+_BY_NAME = " WHERE n.warehouse_id = %s AND n.key = %s AND t.name_key = %s"
 _TABLE_HEAD = (
-    "SELECT t.id, t.warehouse_id, t.namespace_id, n.parts, t.name, t.location, t.metadata_location,"
-    " t.version, 'table' FROM tables t JOIN namespaces n ON n.id = t.namespace_id"
-    " WHERE n.warehouse_id = %s AND n.key = %s AND t.name_key = %s"
+    "SELECT t.id, t.warehouse_id, t.namespace_id, n.parts AS namespace, t.name, t.location, t.metadata_location,"
+    f" t.version, 'table' AS kind FROM tables t JOIN namespaces n ON n.id = t.namespace_id{_BY_NAME}"
 )
 _TABLE_DOCUMENT = (
     "SELECT t.metadata_location, t.metadata::text FROM tables t JOIN namespaces n ON n.id = t.namespace_id"
@@ -101,10 +101,8 @@ _CLAIM_CONFLICT = (
     " WHEN EXISTS (SELECT 1 FROM tables WHERE id = %s) THEN 'id'"
     f" WHEN EXISTS ({_LOCATION_TAKEN}) THEN 'location' END"
 )
-_VIEW = (
-    "SELECT v.id, v.warehouse_id, v.namespace_id, n.parts, v.name, v.location, v.metadata_location,"
-    " v.metadata, v.version, 'view' FROM views v JOIN namespaces n ON n.id = v.namespace_id"
-)
+_TABLE = tabular_select(TABLE) + _BY_NAME
+_VIEW = tabular_select(VIEW) + _BY_NAME
 
 
 async def _one(conn: Connection, query: str, params: tuple[Any, ...]) -> tuple[Any, ...] | None:
@@ -154,18 +152,14 @@ class CatalogReadModel(ManagementQueries, DeletedQueries):
     async def table(
         self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
     ) -> TabularRow | None:
-        row = await _one(
-            conn,
-            f"{_TABLE} WHERE n.warehouse_id = %s AND n.key = %s AND t.name_key = %s",
-            (warehouse_id, namespace.key, name_key(name)),
-        )
-        return TabularRow(*row) if row else None
+        return await fetch_tabular(conn, _TABLE, (warehouse_id, namespace.key, name_key(name)))
 
     async def table_head(
         self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
     ) -> TabularHead | None:
-        row = await _one(conn, _TABLE_HEAD, (warehouse_id, namespace.key, name_key(name)))
-        return TabularHead(*row) if row else None
+        async with conn.cursor(row_factory=class_row(TabularHead)) as cursor:
+            await cursor.execute(_TABLE_HEAD.encode(), (warehouse_id, namespace.key, name_key(name)))
+            return await cursor.fetchone()
 
     async def table_document(
         self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
@@ -190,12 +184,7 @@ class CatalogReadModel(ManagementQueries, DeletedQueries):
     async def view(
         self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
     ) -> TabularRow | None:
-        row = await _one(
-            conn,
-            f"{_VIEW} WHERE n.warehouse_id = %s AND n.key = %s AND v.name_key = %s",
-            (warehouse_id, namespace.key, name_key(name)),
-        )
-        return TabularRow(*row) if row else None
+        return await fetch_tabular(conn, _VIEW, (warehouse_id, namespace.key, name_key(name)))
 
     async def view_id_taken(self, conn: Connection, view_id: uuid.UUID) -> bool:
         return await _one(conn, "SELECT 1 FROM views WHERE id = %s", (view_id,)) is not None

@@ -7,17 +7,14 @@ from typing import Final
 
 from catalog_es.state import TabularRow
 from catalog_es.store.database import Connection
+from catalog_es.tabular_kind import TABLE
+from projections.catalog.tabular_rows import fetch_tabular, tabular_by_id, tabular_select
 
-_TABLE: Final = (
-    "SELECT t.id, t.warehouse_id, t.namespace_id, n.parts, t.name, t.location, t.metadata_location,"
-    " t.metadata, t.version, 'table' FROM tables t JOIN namespaces n ON n.id = t.namespace_id"
-)
+_TABLE: Final = tabular_select(TABLE)
 
 
 async def table_by_id(conn: Connection, warehouse_id: uuid.UUID, table_id: uuid.UUID) -> TabularRow | None:
-    cursor = await conn.execute(f"{_TABLE} WHERE t.warehouse_id = %s AND t.id = %s".encode(), (warehouse_id, table_id))
-    row = await cursor.fetchone()
-    return TabularRow(*row) if row else None
+    return await tabular_by_id(conn, TABLE, warehouse_id, table_id)
 
 
 async def table_at(conn: Connection, warehouse_id: uuid.UUID | None, location: str) -> TabularRow | None:
@@ -31,9 +28,7 @@ async def table_at(conn: Connection, warehouse_id: uuid.UUID | None, location: s
         query, params = f"{_TABLE} WHERE t.location = ANY(%s)", (candidates,)
     else:
         query, params = f"{_TABLE} WHERE t.warehouse_id = %s AND t.location = ANY(%s)", (warehouse_id, candidates)
-    cursor = await conn.execute(f"{query} ORDER BY length(t.location) DESC LIMIT 1".encode(), params)
-    row = await cursor.fetchone()
-    return TabularRow(*row) if row else None
+    return await fetch_tabular(conn, f"{query} ORDER BY length(t.location) DESC LIMIT 1", params)
 
 
 def _ancestors(location: str) -> list[str]:
@@ -45,15 +40,3 @@ def _ancestors(location: str) -> list[str]:
         path = f"{path}/{segment}"
         found += [path, path + "/"]
     return found
-
-
-_VIEW: Final = (
-    "SELECT v.id, v.warehouse_id, v.namespace_id, n.parts, v.name, v.location, v.metadata_location,"
-    " v.metadata, v.version, 'view' FROM views v JOIN namespaces n ON n.id = v.namespace_id"
-)
-
-
-async def view_by_id(conn: Connection, warehouse_id: uuid.UUID, view_id: uuid.UUID) -> TabularRow | None:
-    cursor = await conn.execute(f"{_VIEW} WHERE v.warehouse_id = %s AND v.id = %s".encode(), (warehouse_id, view_id))
-    row = await cursor.fetchone()
-    return TabularRow(*row) if row else None

@@ -52,6 +52,7 @@ from catalog_es.privileges import SERVER_OBJECT_ID, role_principal, user_princip
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from catalog_es.store.migrations import Migration, packaged_sql
+from catalog_es.tabular_kind import kind_of
 from projections.topics import dispatched
 
 PERMISSION_TABLES = (
@@ -199,8 +200,7 @@ async def _(event: NamespaceDropped, conn: Connection, recorded: RecordedEvent) 
 async def _(
     event: TableCreated | TableRegistered | ViewCreated | ViewRegistered, conn: Connection, recorded: RecordedEvent
 ) -> None:
-    kind = "table" if isinstance(event, TableCreated | TableRegistered) else "view"
-    if await _add_object(conn, event.entity_id, kind, event.namespace_id):
+    if await _add_object(conn, event.entity_id, kind_of(event).name, event.namespace_id):
         await _own(conn, event.entity_id, recorded)  # replacing a registered table's pointer makes no new owner
 
 

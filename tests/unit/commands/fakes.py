@@ -41,6 +41,7 @@ from catalog_es.state import (
 )
 from catalog_es.storage.file_roots import FileStorageRoots
 from catalog_es.store.eventstore import StreamVersionConflictError
+from catalog_es.tabular_kind import kind_of
 from commands.context import CommandContext
 
 WAREHOUSE = WarehouseRow(
@@ -519,7 +520,6 @@ def created_row(
     event: TableCreated | ViewCreated | TableRegistered | ViewRegistered, namespace: NamespaceRow
 ) -> TabularRow:
     """The row the catalog projection makes of a table's or view's first event (version 1)."""
-    kind: TabularKindName = "table" if isinstance(event, TableCreated | TableRegistered) else "view"
     return TabularRow(
         id=event.entity_id,
         warehouse_id=event.warehouse_id,
@@ -530,7 +530,7 @@ def created_row(
         metadata_location=event.metadata_location,
         metadata=event.metadata,
         version=1,
-        kind=kind,
+        kind=kind_of(event).name,
     )
 
 
