@@ -87,7 +87,7 @@ def test_purge_deletes_files_of_file_warehouse_when_worker_ran(served: tuple[Run
     ice.purge_table("files.sales")
 
     assert eventually(lambda: not table_dir.exists()), _files(table_dir)
-    [result] = _succeeded(dsn)[before:]
+    [result] = eventually(lambda: _succeeded(dsn)[before:])  # the directory goes before the task records its result
     assert result["result"]["files"] >= 4  # data, manifest, manifest list, metadata files
     assert result["result"]["deleted"] == result["result"]["files"]
 
@@ -109,7 +109,7 @@ def test_purge_deletes_hadoop_checksum_sidecars_with_their_files_when_spark_wrot
     ice.purge_table("spark_files.sales")
 
     assert eventually(lambda: not table_dir.exists()), _files(table_dir)
-    [result] = _succeeded(dsn)[before:]
+    [result] = eventually(lambda: _succeeded(dsn)[before:])  # the directory goes before the task records its result
     assert result["result"]["deleted"] == result["result"]["files"]
 
 
