@@ -48,7 +48,8 @@ class _Progress:
 
 
 def _blotted(message: str, properties: dict[str, str]) -> str:
-    for value in sorted(properties.values(), key=len, reverse=True):
+    secret_or_not = (value for key, value in properties.items() if key != "type")  # a type is one of pyiceberg's
+    for value in sorted(secret_or_not, key=len, reverse=True):
         if len(value) >= _SHORTEST_BLOTTED:
             message = message.replace(value, "***")
     return message
