@@ -10,6 +10,7 @@ import msgspec
 from catalog_es.errors import BadRequestError
 from catalog_es.store.eventstore import EventMetadata
 from commands.context import CommandContext
+from commands.import_sources import check_source_reachable
 from commands.task_handlers import CATALOG_IMPORT
 from commands.tasks import NewTask, schedule_task
 
@@ -40,9 +41,11 @@ async def handle_import_catalog(command: ImportCatalog, ctx: CommandContext) -> 
 
     Raises:
         NoSuchWarehouseError, WarehouseInactiveError: not an active warehouse.
-        BadRequestError: the server has no secrets store to keep the source's properties in.
+        BadRequestError: a host or file the server may not open (commands/import_sources.py); no secrets store to
+            keep the source's properties in.
     """
     await ctx.warehouse(command.warehouse_id)
+    await check_source_reachable(ctx, command.properties)
     if ctx.secrets is None:
         raise BadRequestError(
             "Importing through the API needs a secrets key (CATALOG_ES__SECRETS_KEY) to seal the source's properties"

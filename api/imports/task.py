@@ -2,8 +2,8 @@
 
 The source's properties are opened from the secrets store only inside the attempt (never logged, never in an
 event or a progress record) and the sealed row is deleted once the task can run no more. An attempt after a
-crash plans again, so it goes on where the last one stopped. A failure's message has every property value blotted
-out before it is recorded, in case the source catalog's error repeated a credential.
+crash plans again, so it goes on where the last one stopped. A failure's message is its first line with every property
+value blotted out, in case the source catalog's error repeated a credential or quoted a file it read.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from commands.task_handlers import TaskHandler, TaskLostError, TaskRefusedError
 from commands.tasks import record_progress
 
 MAX_LISTED = 1000  # uncovered locations kept in the progress record (the count is always exact)
+_MESSAGE_CHARS = 500  # of a failure's first line: validation errors quote what they read on later lines
 _SHORTEST_BLOTTED = 4  # shorter values (`type=sql`) say nothing secret and are words of ordinary messages
 
 
@@ -119,7 +120,8 @@ async def import_catalog(task: Task, ctx: CommandContext) -> dict[str, Any]:
     except Exception as exc:
         if task.attempt >= task.max_attempts:
             await _forget(ctx, payload)
-        message = _blotted(f"{type(exc).__name__}: {exc}", properties)
+        first_line = (str(exc).strip().splitlines() or [""])[0][:_MESSAGE_CHARS]  # no quoted input after it
+        message = _blotted(f"{type(exc).__name__}: {first_line}", properties)
         raise ImportFailedError(message) from None
     await _forget(ctx, payload)
     return result

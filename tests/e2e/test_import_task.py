@@ -52,8 +52,15 @@ def _warehouse(secured: Secured) -> tuple[uuid.UUID, Path]:
     return row[0], Path(str(row[1]).removeprefix("file://"))
 
 
-def _source(tmp_path: Path, inside: Path, outside: Path | None = None) -> tuple[Catalog, dict[str, str]]:
-    props = {"type": "sql", "uri": f"sqlite:///{tmp_path / 'source.db'}", "warehouse": inside.as_uri()}
+def _database_file(secured: Secured) -> Path:
+    """A SQLite file for a source catalog inside the server's file storage roots (a source elsewhere is refused)."""
+    directory = secured.running.data_dir.parent / "sources"
+    directory.mkdir(exist_ok=True)
+    return directory / f"{uuid.uuid4().hex[:8]}.db"
+
+
+def _source(db: Path, inside: Path, outside: Path | None = None) -> tuple[Catalog, dict[str, str]]:
+    props = {"type": "sql", "uri": f"sqlite:///{db}", "warehouse": inside.as_uri()}
     source = load_catalog("src", **props)
     source.create_namespace("sales", {"owner": "finance"})
     orders = source.create_table("sales.orders", SCHEMA, location=(inside / "orders").as_uri())
@@ -112,14 +119,15 @@ def _sealed(dsn: str) -> int:
 
 def test_import_task_brings_the_catalog_and_a_rerun_changes_nothing(secured: Secured, tmp_path: Path) -> None:
     warehouse_id, location = _warehouse(secured)
-    source, props = _source(tmp_path, location / "from-task")
+    db = _database_file(secured)
+    source, props = _source(db, location / "from-task")
     sealed_before = _sealed(secured.dsn)
     with secured.management() as admin:
         first = _finished(admin, warehouse_id, _queue(admin, warehouse_id, props))
         assert first["status"] == "SUCCESS", first
         assert first["phase"] == "done"
         assert first["counts"] == {"create-namespace": 1, "register-table": 2}
-        assert first["source"] == f"sql:sqlite:///{tmp_path / 'source.db'}"
+        assert first["source"] == f"sql:sqlite:///{db}"
         label = first["source"]
         assert set(_imported(secured.dsn)) == {f"{label}#sales", f"{label}#sales.orders", f"{label}#sales.refunds"}
 
@@ -149,7 +157,7 @@ def test_import_task_refuses_a_source_the_warehouse_does_not_cover(secured: Secu
     warehouse_id, location = _warehouse(secured)
     outside = tmp_path / "elsewhere"
     outside.mkdir()
-    source, props = _source(tmp_path, location / "refused", outside)
+    source, props = _source(_database_file(secured), location / "refused", outside)
     before = len(_imported(secured.dsn))
     with secured.management() as admin:
         status = _finished(admin, warehouse_id, _queue(admin, warehouse_id, props))
@@ -180,9 +188,38 @@ def test_import_route_refuses_code_loading_properties_and_unknown_types(secured:
         assert missing.status_code == 404, missing.text
 
 
+def test_import_route_refuses_hosts_and_files_the_server_may_not_open(secured: Secured, tmp_path: Path) -> None:
+    """Through the API a source's hosts pass the storage allow-list and its SQLite file the file roots."""
+    warehouse_id, _ = _warehouse(secured)
+    with secured.management() as admin:
+        for source in (
+            {"type": "rest", "uri": "http://user:hunter2-password@169.254.169.254/latest"},  # cloud metadata
+            {"type": "rest", "uri": "http://10.20.30.40:8181/catalog"},  # not on the allow-list
+            {"type": "hive", "uri": "thrift://10.20.30.40:9083"},
+            {"type": "glue", "glue.endpoint": "http://192.168.0.9:5000"},
+            {"type": "sql", "uri": f"sqlite:///{tmp_path / 'outside-the-roots.db'}"},
+            {"type": "sql", "uri": f"sqlite:///{secured.running.data_dir / 'pg' / 'x.db'}"},  # the server's own data
+            {"type": "sql", "uri": "postgresql://catalog:hunter2-password@/catalog"},  # a socket: no host to check
+        ):
+            response = admin.post(f"/warehouse/{warehouse_id}/import", json={"source": source})
+            assert response.status_code == 400, (source, response.text)
+            assert "hunter2-password" not in response.text
+        # Loopback is on the test servers' allow-list: queued, and its first attempt fails on the wrong secret.
+        wrong = "0b7e5b52-6f5a-4c51-9a0e-6e4c1f3d2a10:not-the-secret-at-all"
+        allowed = {"type": "rest", "uri": secured.running.catalog_uri, "credential": wrong, "warehouse": "demo"}
+        response = admin.post(f"/warehouse/{warehouse_id}/import", json={"source": allowed})
+        assert response.status_code == 202, response.text
+        path = f"/warehouse/{warehouse_id}/import/{response.json()['task-id']}"
+        deadline = time.monotonic() + 60
+        while not (status := admin.get(path).json())["errors"] and time.monotonic() < deadline:
+            time.sleep(0.2)
+    assert status["errors"], status
+    assert "not-the-secret-at-all" not in " ".join(status["errors"])
+
+
 def test_import_needs_create_and_modify_on_the_warehouse(secured: Secured, tmp_path: Path) -> None:
     warehouse_id, location = _warehouse(secured)
-    _, props = _source(tmp_path, location / "not-allowed")
+    _, props = _source(_database_file(secured), location / "not-allowed")
     with secured.management() as admin:
         made = admin.post("/service-principal", json={"name": f"importer-{uuid.uuid4().hex[:6]}"})
         assert made.status_code == 201, made.text

@@ -3,12 +3,19 @@ with every property value blotted out."""
 
 from __future__ import annotations
 
+import asyncio
+from types import SimpleNamespace
+from typing import Any
+
 import msgspec
 import pytest
 
 from api.imports.task import _blotted
 from api.management.import_wire import ImportCatalogRequest
 from catalog_es.errors import BadRequestError
+from catalog_es.storage.file_roots import FileStorageRoots
+from catalog_es.storage.outbound import EndpointPolicy
+from commands.import_sources import check_source_reachable
 
 
 def _request(source: dict[str, str], **more: object) -> ImportCatalogRequest:
@@ -43,3 +50,10 @@ def test_blotted_hides_every_property_value_when_an_error_repeats_one() -> None:
     properties = {"type": "rest", "uri": "http://u:pw-1234@host", "credential": "id:secret-value"}
     message = "OAuthError: bad credential id:secret-value at http://u:pw-1234@host (rest)"
     assert _blotted(message, properties) == "OAuthError: bad credential *** at *** (rest)"
+
+
+def test_source_check_refuses_with_400_when_an_address_is_malformed() -> None:
+    ctx: Any = SimpleNamespace(endpoints=EndpointPolicy(), file_roots=FileStorageRoots())  # all the check reads
+    for properties in ({"uri": "http://[broken"}, {"uri": "sqlite:////tmp/a\x00b.db"}, {"uri": "sqlite:///rel.db"}):
+        with pytest.raises(BadRequestError):
+            asyncio.run(check_source_reachable(ctx, properties))
