@@ -17,11 +17,11 @@ from urllib.parse import urlsplit
 from catalog_es.errors import BadRequestError, StorageAccessError
 from commands.context import CommandContext, off_loop
 
-_ADDRESS_KEYS = frozenset({"uri", "oauth2-server-uri"})
+_ADDRESS_ENDINGS = ("uri", "url", "endpoint", "host")  # uri, oauth2-server-uri, glue.endpoint, gcs.service.host …
 
 
 def _addresses(properties: dict[str, str]) -> list[tuple[str, str]]:
-    return sorted((k, v) for k, v in properties.items() if k in _ADDRESS_KEYS or k.endswith("endpoint"))
+    return sorted((k, v) for k, v in properties.items() if k.lower().endswith(_ADDRESS_ENDINGS))
 
 
 def _check(ctx: CommandContext, key: str, value: str) -> None:
@@ -34,7 +34,7 @@ def _check(ctx: CommandContext, key: str, value: str) -> None:
             raise BadRequestError(f"The source's {key} must name its SQLite file by an absolute path")
         ctx.file_roots.check(Path(database).as_uri())
         return
-    parts = urlsplit(value)
+    parts = urlsplit(value if "://" in value else f"http://{value}")  # a bare `host[:port]`
     try:
         host, port = parts.hostname, parts.port
     except ValueError:
