@@ -51,7 +51,8 @@ class ImportCatalogResponse(Response):
 
 
 class ImportStatusResponse(Response):
-    """Where an import stands: the task's status, its phase (`queued`, `reading`, `importing`, `refused`, `done`),
+    """Where an import stands: the task's status, its phase (`queued`, `reading`, `importing`, `refused`, `done`,
+    `failed`, `cancelled`),
     actions done of the total planned, counts per action, the locations the warehouse does not cover, errors."""
 
     task_id: uuid.UUID

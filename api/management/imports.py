@@ -69,7 +69,8 @@ async def import_catalog(
 def _status(row: TaskRow, attempts: list[AttemptRow]) -> ImportStatusResponse:
     progress = row.progress or {}
     result = next((a.result for a in attempts if a.status == "success" and a.result is not None), None)
-    phase = "done" if result is not None else str(progress.get("phase", "queued"))
+    ended = {"failed": "failed", "cancelled": "cancelled"}.get(row.status, "queued")  # no progress kept
+    phase = "done" if result is not None else str(progress.get("phase", ended))
     counts = (result or progress).get("counts", {})
     return ImportStatusResponse(
         task_id=row.task_id,
