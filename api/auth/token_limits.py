@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import math
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from cachetools import LRUCache
 
 _MAX_KEYS = 10_000
 
@@ -32,15 +33,13 @@ class TokenBuckets:
         self, per_minute: int, *, max_keys: int = _MAX_KEYS, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self.rate, self.capacity, self.max_keys, self._clock = per_minute / 60.0, float(per_minute), max_keys, clock
-        self._buckets: OrderedDict[str, _Bucket] = OrderedDict()
+        self._buckets: LRUCache[str, _Bucket] = LRUCache(max_keys)
 
     def _refilled(self, key: str) -> _Bucket:
         now = self._clock()
-        bucket = self._buckets.pop(key, None) or _Bucket(self.capacity, now)
+        bucket = self._buckets.get(key) or _Bucket(self.capacity, now)
         bucket.tokens, bucket.at = min(self.capacity, bucket.tokens + (now - bucket.at) * self.rate), now
-        self._buckets[key] = bucket  # most recently used last
-        while len(self._buckets) > self.max_keys:
-            self._buckets.popitem(last=False)
+        self._buckets[key] = bucket  # the most recently used; the least recently used goes past `max_keys`
         return bucket
 
     def wait_seconds(self, key: str) -> int:
