@@ -10,6 +10,7 @@ from typing import Any
 from api.auth.authorizer import Authorizer
 from api.auth.local_tokens import LocalTokens
 from api.auth.provisioning import UserProvisioner
+from api.imports.task import catalog_import_handler
 from api.maintenance.job import JobRunner, maintenance_handler
 from api.maintenance.scheduling import schedule_due
 from api.settings import Settings
@@ -23,7 +24,7 @@ from catalog_es.store.eventstore import EventStore, InlineProjector
 from catalog_es.store.secrets import Sealer, SecretStore, load_secrets_key
 from commands.builtin_tasks import builtin_task_handlers
 from commands.context import CommandContext
-from commands.task_handlers import MAINTENANCE, QueueRegistry
+from commands.task_handlers import CATALOG_IMPORT, MAINTENANCE, QueueRegistry
 from projections.catalog.as_of import AsOfCache
 from projections.catalog.queries import CatalogReadModel
 from projections.catalog.warehouse_cache import WarehouseCache
@@ -151,13 +152,14 @@ async def open_services(
 
 
 def task_queues(settings: Settings, *, maintenance: JobRunner | None = None) -> QueueRegistry:
-    """The static queue registry: the catalog's own queues (purge, expiry, metadata cleanup) and, given a Spark
+    """The static queue registry: the catalog's own queues (purge, expiry, metadata cleanup, imports) and, given a Spark
     runner, `maintenance` with the trigger evaluation as its scheduler step. A process serves a part of it
     (`.only(...)`): `catalog-es worker` and `serve` the catalog's queues, `maintenance run` the Spark one."""
     config = settings.task_worker
     handlers = builtin_task_handlers(
         purge_concurrency=config.purge_concurrency, purge_batch_size=config.purge_batch_size
     )
+    handlers[CATALOG_IMPORT] = catalog_import_handler()
     if maintenance is None:
         return QueueRegistry(handlers)
     handlers[MAINTENANCE] = maintenance_handler(maintenance, settings.maintenance.lease_seconds)

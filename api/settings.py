@@ -35,6 +35,10 @@ class ServicePrincipalSettings(msgspec.Struct, frozen=True, forbid_unknown_field
     enabled: bool = False  # issue and accept the catalog's own tokens (`serve --secure` sets it)
     # lifetime of the tokens /catalog/v1/oauth/tokens issues
     token_lifetime_seconds: Annotated[int, msgspec.Meta(ge=60, le=86_400)] = 900
+    # client-credentials requests a minute per client id (each checks a secret with scrypt); more answer 429
+    token_requests_per_minute: Annotated[int, msgspec.Meta(ge=1, le=100_000)] = 60
+    # client-credentials requests a minute per peer address, whatever client ids it names
+    token_requests_per_minute_per_peer: Annotated[int, msgspec.Meta(ge=1, le=100_000)] = 120
 
 
 class MetricsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -26,10 +26,16 @@ TABULAR_PURGE = "tabular_purge"
 TABULAR_EXPIRATION = "tabular_expiration"
 METADATA_CLEANUP = "metadata_cleanup"  # previous metadata files a commit let go of (commands/metadata_cleanup.py)
 MAINTENANCE = MAINTENANCE_QUEUE  # run on Spark by `catalog-es maintenance run` (api/maintenance/job.py)
+CATALOG_IMPORT = "catalog_import"  # another catalog adopted into a warehouse (api/imports/task.py)
 
 
 class TaskLostError(Exception):
     """Raised by a handler that learns it no longer holds its task (cancelled, or taken over): nothing is recorded."""
+
+
+class TaskRefusedError(Exception):
+    """Raised by a handler whose task cannot succeed however often it is retried (an import whose warehouse does
+    not cover the source's tables): the task fails for good at once and keeps the progress that says why."""
 
 
 @dataclass(frozen=True)

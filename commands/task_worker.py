@@ -17,7 +17,7 @@ import structlog
 
 from catalog_es.store.task_queue import Task
 from commands.context import CommandContext
-from commands.task_handlers import QueueRegistry, TaskLostError
+from commands.task_handlers import QueueRegistry, TaskLostError, TaskRefusedError
 from commands.tasks import BACKOFF_SECONDS, claim_task, complete_task, fail_task, renew_lease
 
 _log = structlog.get_logger(__name__)
@@ -103,6 +103,10 @@ class TaskWorker:
             result = await running
         except TaskLostError:
             log.warning("task lost: cancelled or taken over")
+            return
+        except TaskRefusedError as exc:
+            log.warning("task refused", error=str(exc))
+            await fail_task(self.ctx, task, str(exc), retry=False)
             return
         except asyncio.CancelledError:
             if not lost.is_set():

@@ -143,15 +143,18 @@ async def complete_task(ctx: CommandContext, task: Task, result: dict[str, Any])
         return True
 
 
-async def fail_task(ctx: CommandContext, task: Task, error: str, *, backoff_seconds: float = BACKOFF_SECONDS) -> bool:
+async def fail_task(
+    ctx: CommandContext, task: Task, error: str, *, backoff_seconds: float = BACKOFF_SECONDS, retry: bool = True
+) -> bool:
     """Record a failed attempt: due again after `backoff_seconds * 2**(attempt - 1)` (capped at an hour) while
-    attempts remain, else failed for good. False (nothing recorded) when the worker no longer held the task."""
+    attempts remain, else failed for good. Without `retry`: failed for good now, its progress kept (it says why).
+    False (nothing recorded) when the worker no longer held the task."""
     async with ctx.store.transaction(WORKER_METADATA, serialised=False) as tx:
         current = await _held(tx, task)
         if current is None:
             return False
         retry_at_ms: int | None = None
-        if task.attempt < task.max_attempts:
+        if retry and task.attempt < task.max_attempts:
             delay = min(backoff_seconds * 2 ** (task.attempt - 1), MAX_BACKOFF_SECONDS)
             retry_at_ms = ctx.now_ms() + int(delay * 1000)
         failed = TaskFailed(
@@ -162,7 +165,7 @@ async def fail_task(ctx: CommandContext, task: Task, error: str, *, backoff_seco
             retry_at_ms=retry_at_ms,
         )
         await tx.append(failed, expected_version=current.version)
-        await release_lease(tx.conn, task.task_id, keep_progress=retry_at_ms is not None)
+        await release_lease(tx.conn, task.task_id, keep_progress=retry_at_ms is not None or not retry)
         return True
 
 

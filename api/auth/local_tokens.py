@@ -18,6 +18,7 @@ import jwt
 
 from api.auth.oidc import TokenRejectedError
 from api.auth.principal import Principal
+from api.auth.token_limits import TokenRequestLimiter
 
 TOKEN_PATH: Final = "/catalog/v1/oauth/tokens"  # noqa: S105 - a path, not a password
 """The OAuth2 token endpoint (form-encoded, open: it authenticates the client itself)."""
@@ -81,7 +82,9 @@ class LocalTokens:
         *,
         lifetime_seconds: int,
         clock: Callable[[], float] = time.time,
+        limiter: TokenRequestLimiter | None = None,
     ) -> None:
+        self.limiter = limiter or TokenRequestLimiter()  # how often the endpoint may check a secret
         self._key = key
         self._kid = KID_PREFIX + hashlib.sha256(key).hexdigest()[:16]  # another secrets key: another kid
         self.revocations = revocations

@@ -9,6 +9,7 @@ from api.auth.local_tokens import LocalTokens, RevocationList
 from api.auth.middleware import AuthenticationMiddleware
 from api.auth.oidc import OidcConfig, OidcVerifier, split_list
 from api.auth.provisioning import UserProvisioner
+from api.auth.token_limits import TokenRequestLimiter
 from api.settings import Settings
 from catalog_es.store.secrets import SecretStore, load_secrets_key
 
@@ -46,6 +47,10 @@ def local_tokens(settings: Settings) -> LocalTokens | None:
         store.signing_key(TOKEN_SIGNING_PURPOSE),
         RevocationList(),
         lifetime_seconds=settings.service_principals.token_lifetime_seconds,
+        limiter=TokenRequestLimiter(
+            settings.service_principals.token_requests_per_minute,
+            settings.service_principals.token_requests_per_minute_per_peer,
+        ),
     )
 
 

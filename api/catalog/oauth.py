@@ -6,7 +6,8 @@ identity provider needs it. Grants: `client_credentials` (the client id and secr
 Basic) and token exchange of one of our own live tokens (how the Java client refreshes). Answers the spec's
 `OAuthTokenResponse` or `OAuthError` (`invalid_client` with 401, the rest with 400); never a token for a
 revoked principal or a secret that was rotated away. The secret is checked against its scrypt hash off the
-event loop; an unknown client id costs the same time as a wrong secret.
+event loop; an unknown client id costs the same time as a wrong secret. Past a client id's or a peer's rate
+(api/auth/token_limits.py) the answer is 429 with `Retry-After` and the OAuth error envelope, before any check.
 """
 
 from __future__ import annotations
@@ -61,16 +62,18 @@ class OAuthError(msgspec.Struct, omit_defaults=True):
 
 
 class _RefusedError(Exception):
-    def __init__(self, code: OAuthErrorCode, description: str) -> None:
+    def __init__(self, code: OAuthErrorCode, description: str, retry_after: int | None = None) -> None:
         super().__init__(description)
-        self.code, self.description = code, description
+        self.code, self.description, self.retry_after = code, description, retry_after
 
 
-def _error(code: OAuthErrorCode, description: str) -> Response[bytes]:
-    status = 401 if code == "invalid_client" else 400
+def _error(code: OAuthErrorCode, description: str, retry_after: int | None = None) -> Response[bytes]:
+    status = 401 if code == "invalid_client" else 400 if retry_after is None else 429
     headers = {"cache-control": "no-store"}
     if status == 401:
         headers["www-authenticate"] = 'Basic realm="catalog-es"'
+    if retry_after is not None:
+        headers["retry-after"] = str(retry_after)
     body = msgspec.json.encode(OAuthError(error=code, error_description=description))
     return Response(body, status_code=status, media_type="application/json", headers=headers)
 
@@ -110,11 +113,17 @@ def _scope(requested: str | None) -> str:
     return "catalog"
 
 
-async def _client_credentials(form: dict[str, str], basic: tuple[str, str] | None, state: State) -> tuple[str, str]:
-    """Raises: _RefusedError (invalid_client for an unknown, revoked or wrong client, all alike)."""
+async def _client_credentials(
+    form: dict[str, str], basic: tuple[str, str] | None, peer: str, state: State
+) -> tuple[str, str]:
+    """Raises: _RefusedError (invalid_client for an unknown, revoked or wrong client, all alike; 429 past the
+    client id's or the peer's rate, before the secret is checked)."""
     client_id_text, secret = basic or (form.get("client_id", ""), form.get("client_secret", ""))
     if not client_id_text or not secret:
         raise _RefusedError("invalid_request", "client_id and client_secret are required")
+    wait = _tokens(state).limiter.admit(client_id_text[:64], peer)
+    if wait:
+        raise _RefusedError("invalid_request", f"Too many token requests: retry in {wait} s", retry_after=wait)
     refused = _RefusedError("invalid_client", "Unknown client or wrong secret")
     try:
         client_id = uuid.UUID(client_id_text)
@@ -158,11 +167,11 @@ def _tokens(state: State) -> LocalTokens:
     return tokens
 
 
-async def _grant(form: dict[str, str], authorization: str | None, state: State) -> tuple[str, str]:
+async def _grant(form: dict[str, str], authorization: str | None, peer: str, state: State) -> tuple[str, str]:
     _tokens(state)  # refuses before any lookup when service principals are off
     grant = form.get("grant_type")
     if grant == _CLIENT_CREDENTIALS:
-        return await _client_credentials(form, _basic(authorization), state)
+        return await _client_credentials(form, _basic(authorization), peer, state)
     if grant == _TOKEN_EXCHANGE:
         return _exchange(form, state)
     raise _RefusedError("unsupported_grant_type", f"Unsupported grant_type {grant!r}: use client_credentials")
@@ -173,9 +182,10 @@ async def get_token(request: Request[object, object, State], state: State) -> Re
     """Deprecated in the spec; the client-credentials flow of Iceberg's clients."""
     try:
         form = _form(await request.body())
-        token, scope = await _grant(form, request.headers.get("authorization"), state)
+        peer = request.client.host if request.client else ""
+        token, scope = await _grant(form, request.headers.get("authorization"), peer, state)
     except _RefusedError as refused:
-        return _error(refused.code, refused.description)
+        return _error(refused.code, refused.description, refused.retry_after)
     response = OAuthTokenResponse(
         access_token=token,
         token_type="bearer",  # noqa: S106 - the token type's name

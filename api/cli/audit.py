@@ -62,11 +62,12 @@ def _print_history(events: list[RecordedEvent], names: dict[str, str], documents
     from rich.table import Table  # noqa: PLC0415
 
     from api.cli.audit_display import describe  # noqa: PLC0415
+    from catalog_es.events.base import split_stream_id  # noqa: PLC0415
     from catalog_es.events.registry import short_type  # noqa: PLC0415
 
     table = Table("position", "time", "actor", "type", "entity", "change")
     for event in reversed(events):  # newest first: what an operator looks for
-        kind = event.stream_id.partition("-")[0]
+        kind = split_stream_id(event.stream_id)[0]
         entity = f"{kind} {names[event.stream_id]}" if event.stream_id in names else event.stream_id
         actor = str(event.extensions.get("actor", "anonymous"))
         change = describe(event, documents.get(event.position))

@@ -11,7 +11,7 @@ import typer
 from api.cli.session import DataDir, cli_dsn, cli_settings, fail, on_connection
 
 if TYPE_CHECKING:
-    from api.runtime.catalog_import import Source
+    from api.imports.catalog import Source
     from api.settings import Settings
     from catalog_es.store.database import Connection
 
@@ -40,7 +40,7 @@ async def _import(settings: Settings, dsn: str, found: Source, warehouse: str, l
     from rich.table import Table  # noqa: PLC0415
 
     from api.container import open_services  # noqa: PLC0415
-    from api.runtime.catalog_import import apply, apply_grants, plan, uncovered  # noqa: PLC0415
+    from api.imports.catalog import apply, apply_grants, plan, uncovered  # noqa: PLC0415
     from catalog_es.identifiers import NIL_PROJECT_ID  # noqa: PLC0415
 
     console = Console(stderr=True)
@@ -117,7 +117,7 @@ def import_catalog(
     from pyiceberg.catalog import load_catalog  # noqa: PLC0415 - the CLI imports lazily (fast --help)
     from rich.console import Console  # noqa: PLC0415
 
-    from api.runtime.catalog_import import only_below, read_source, source_from_manifest, source_label  # noqa: PLC0415
+    from api.imports.catalog import only_below, read_source, source_from_manifest, source_label  # noqa: PLC0415
     from api.runtime.schema_check import migrate_or_exit  # noqa: PLC0415
     from catalog_es.errors import BadRequestError, CatalogError  # noqa: PLC0415
 

@@ -9,6 +9,7 @@ from api.management.access_log import access_log
 from api.management.audit import AuditController
 from api.management.deleted_tabulars import DELETED_TABULAR_ROUTES
 from api.management.endpoint_statistics import get_endpoint_statistics
+from api.management.imports import IMPORT_ROUTES
 from api.management.maintenance import MAINTENANCE_ROUTES
 from api.management.permissions import PermissionsController
 from api.management.projects import PROJECT_ROUTES
@@ -41,6 +42,7 @@ def management_router() -> Router:
             *MAINTENANCE_ROUTES,
             *DELETED_TABULAR_ROUTES,
             TasksController,
+            *IMPORT_ROUTES,
             search_tabular,
             get_warehouse_statistics,
             get_endpoint_statistics,

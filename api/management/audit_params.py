@@ -7,6 +7,7 @@ from datetime import datetime
 
 from catalog_es.clock import parse_instant
 from catalog_es.errors import BadRequestError
+from catalog_es.events.base import split_stream_id
 from projections.audit.history import EventFilter, entity_stream, event_type, history_streams
 
 
@@ -31,7 +32,7 @@ def parse_entity(entity: str) -> str:
     Raises:
         BadRequestError: not `<kind>-<uuid>` with a known kind.
     """
-    kind, _, value = entity.partition("-")
+    kind, value = split_stream_id(entity)
     if kind not in _ENTITY_KINDS:
         raise BadRequestError(f"Invalid entity {entity!r}: expected <kind>-<uuid>, kind one of {_ENTITY_KINDS}")
     return entity_stream(kind, value)

@@ -128,9 +128,10 @@ class GetTaskQueueConfigResponse(Response):
 def _progress(row: TaskRow) -> float:
     if row.status == "success":
         return 1.0
-    files = (row.progress or {}).get("files")
-    done = (row.progress or {}).get("done", 0)
-    return round(min(1.0, done / len(files)), 4) if files else 0.0
+    progress = row.progress or {}
+    files = progress.get("files")  # a purge's plan; an import counts its actions in `total`
+    total = len(files) if files else progress.get("total", 0)
+    return round(min(1.0, progress.get("done", 0) / total), 4) if total else 0.0
 
 
 def entity_of(row: TaskRow) -> dict[str, Any]:

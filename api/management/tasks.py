@@ -36,11 +36,11 @@ from catalog_es.clock import millis
 from catalog_es.errors import BadRequestError, NoSuchTaskError, TaskFinishedError
 from catalog_es.store.database import Connection
 from catalog_es.store.task_queue import FINISHED
-from commands.task_handlers import MAINTENANCE, METADATA_CLEANUP, TABULAR_EXPIRATION, TABULAR_PURGE
+from commands.task_handlers import CATALOG_IMPORT, MAINTENANCE, METADATA_CLEANUP, TABULAR_EXPIRATION, TABULAR_PURGE
 from commands.tasks import cancel_task, configure_task_queue, reschedule_task
 from projections.task_views import TaskFilter, list_tasks, queue_config, task_details
 
-QUEUES = (TABULAR_PURGE, TABULAR_EXPIRATION, METADATA_CLEANUP, MAINTENANCE)
+QUEUES = (TABULAR_PURGE, TABULAR_EXPIRATION, METADATA_CLEANUP, MAINTENANCE, CATALOG_IMPORT)
 MANAGE = on_warehouse("modify")
 
 

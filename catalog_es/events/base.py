@@ -54,6 +54,18 @@ class Event(msgspec.Struct, frozen=True, kw_only=True):
         return f"{self.stream_kind}-{self.entity_id}"
 
 
+_UUID_TEXT = 36  # `str(uuid)`: what every stream id ends with
+
+
+def split_stream_id(stream_id: str) -> tuple[str, str]:
+    """`<kind>-<entity id>` → (kind, entity id). The id is the UUID the stream id ends with, so a kind may hold a
+    dash (`service-principal-<uuid>`); another shape splits at its first dash."""
+    if len(stream_id) > _UUID_TEXT + 1 and stream_id[-_UUID_TEXT - 1] == "-":
+        return stream_id[: -_UUID_TEXT - 1], stream_id[-_UUID_TEXT:]
+    kind, _, entity_id = stream_id.partition("-")
+    return kind, entity_id
+
+
 class SecretReference(msgspec.Struct, frozen=True):
     """Where a secret lives in the encrypted store and a keyed fingerprint of it: never the secret itself."""
 

@@ -18,6 +18,7 @@ from catalog_es.events import (
     ViewCommitted,
     WarehouseCreated,
 )
+from catalog_es.events.base import split_stream_id
 from catalog_es.events.maintenance import MaintenanceJobEvent, MaintenanceJobFinished, MaintenanceJobStarted
 from catalog_es.events.registry import full_type, types_of
 from catalog_es.events.upcasting import current_type, stored_types
@@ -223,7 +224,7 @@ def history_entry(event: RecordedEvent, document: Json | None = None) -> History
 def history_streams(stream_id: str) -> list[str]:
     """The streams of one entity's history: a table's includes the maintenance jobs run on it (their own
     stream, so that recording a job never races the table's commits)."""
-    kind, _, entity_id = stream_id.partition("-")
+    kind, entity_id = split_stream_id(stream_id)
     return [stream_id, f"{MaintenanceJobEvent.stream_kind}-{entity_id}"] if kind == "table" else [stream_id]
 
 

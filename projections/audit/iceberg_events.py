@@ -121,10 +121,11 @@ class EventQuery(msgspec.Struct, frozen=True, kw_only=True):
             clauses.append(sql.SQL("d.type = ANY(%(types)s)"))
             params["types"] = self.types
         if self.object_kinds is not None:
-            clauses.append(sql.SQL("split_part(d.stream_id, '-', 1) = ANY(%(kinds)s)"))
+            # Every stream id ends with `-<uuid>` (37 characters); a kind may hold a dash (`service-principal`).
+            clauses.append(sql.SQL("left(d.stream_id, -37) = ANY(%(kinds)s)"))
             params["kinds"] = self.object_kinds
         if self.object_ids is not None:
-            clauses.append(sql.SQL("substr(d.stream_id, strpos(d.stream_id, '-') + 1) = ANY(%(ids)s)"))
+            clauses.append(sql.SQL("right(d.stream_id, 36) = ANY(%(ids)s)"))
             params["ids"] = [str(object_id) for object_id in self.object_ids]
         if self.names is not None:
             alternatives: list[sql.Composable] = [sql.SQL("false")]

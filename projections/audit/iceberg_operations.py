@@ -21,7 +21,7 @@ from catalog_es.events import (
     ViewRenamed,
     current_type,
 )
-from catalog_es.events.base import TYPE_PREFIX, parse_type_name
+from catalog_es.events.base import TYPE_PREFIX, parse_type_name, split_stream_id
 from projections.audit.iceberg_events import LoggedEvent
 from projections.cloudevents import cloudevent
 
@@ -95,7 +95,7 @@ def operation(event: LoggedEvent) -> Json:
             body |= {"updated": sorted(data.get("updated", {})), "removed": data.get("removed", []), "missing": []}
         return body
     uuid_key = "table-uuid" if kind.endswith("-table") else "view-uuid"
-    entity_id = recorded.stream_id.partition("-")[2]
+    entity_id = split_stream_id(recorded.stream_id)[1]
     if kind.startswith("rename-"):
         return body | {
             uuid_key: entity_id,
@@ -119,7 +119,7 @@ def operation(event: LoggedEvent) -> Json:
 def _custom(event: LoggedEvent) -> Json:
     """Management events (a warehouse renamed, its storage changed, ...): the type, and the object it is about."""
     body: Json = {"operation-type": CUSTOM, "custom-type": custom_type(event.recorded.type)}
-    kind, _, object_id = event.recorded.stream_id.partition("-")
+    kind, object_id = split_stream_id(event.recorded.stream_id)
     body[f"{kind}-uuid"] = object_id
     return body
 

@@ -33,7 +33,7 @@ from catalog_es.events import (
     ViewRegistered,
     ViewRenamed,
 )
-from catalog_es.events.base import parse_type_name
+from catalog_es.events.base import parse_type_name, split_stream_id
 from catalog_es.events.lifecycle import (
     NamespaceSoftDropped,
     NamespaceUndropped,
@@ -112,7 +112,7 @@ class Snapshot:
 
     def apply(self, position: int, event_type: str, stream_id: str, data: dict[str, Any]) -> None:
         kind, action = parse_type_name(event_type) or ("", "")
-        entity_id = uuid.UUID(stream_id.partition("-")[2])
+        entity_id = uuid.UUID(split_stream_id(stream_id)[1])
         if kind == NamespaceCreated.entity:
             self._namespace(entity_id, action, data)
             return

@@ -10,7 +10,7 @@ from urllib.parse import unquote
 import msgspec
 from cloudevents.core.v1.event import CloudEvent
 
-from catalog_es.events.base import parse_type_name
+from catalog_es.events.base import parse_type_name, split_stream_id
 from catalog_es.store.eventstore import RecordedEvent
 from projections.cloudevents import cloudevent, document, wire_attributes
 from projections.relay.config import ContentMode
@@ -61,7 +61,7 @@ def subject_for(prefix: str, event: RecordedEvent) -> str:
     """`<prefix>.<warehouse-id or _>.<entity>.<action>.<entity-id>`, e.g. `catalog.<wh>.table.committed.<table-id>`."""
     entity, action = entity_and_action(event.type)
     warehouse = str(event.data.get("warehouse_id") or "_")
-    entity_id = event.stream_id.partition("-")[2]
+    entity_id = split_stream_id(event.stream_id)[1]
     return f"{prefix}.{_token(warehouse)}.{_token(entity)}.{_token(action)}.{_token(entity_id)}"
 
 

@@ -12,6 +12,8 @@ import pytest
 from catalog_es.errors import NoSuchTaskError, TaskFinishedError
 from catalog_es.events.tasks import TaskCancelled, TaskFailed, TaskScheduled, TaskStarted, TaskSucceeded
 from catalog_es.store.eventstore import EventMetadata
+from commands.task_handlers import QueueRegistry, TaskRefusedError
+from commands.task_worker import TaskWorker
 from commands.tasks import (
     NewTask,
     cancel_task,
@@ -26,6 +28,7 @@ from commands.tasks import (
     task_progress,
 )
 from projections.registry import TASKS
+from projections.task_views import task_details
 from projections.verify import verify_projection
 
 META = EventMetadata(actor="alice", request_id="req-tasks")
@@ -235,3 +238,27 @@ def test_verify_finds_task_read_model_identical_to_replay_when_every_task_event_
     assert verification.identical, verification.diffs
     assert verification.position > 0
     assert statuses == [("cancelled", 1), ("scheduled", 2), ("success", 1)]  # the failed one waits for its retry
+
+
+def test_worker_fails_task_for_good_and_keeps_progress_when_handler_refuses(open_catalog):
+    async def refuse(task, ctx):
+        assert await record_progress(ctx, task, {"phase": "refused", "uncovered": ["file:///elsewhere"]})
+        raise TaskRefusedError("not covered")
+
+    async def scenario():
+        async with open_catalog() as catalog:
+            [task_id] = await _schedule(catalog, max_attempts=5)
+            worker = TaskWorker(catalog.ctx, QueueRegistry({QUEUE: refuse}), "w", slots=1)
+            ran = await worker.run_until_idle()
+            async with catalog.store.connection() as conn:
+                found = await task_details(conn, [catalog.warehouse_id], task_id)
+            return ran, found, await _task_events(catalog, task_id)
+
+    ran, found, events = asyncio.run(scenario())
+    assert ran == 1  # one attempt of five: a refusal is not retried
+    assert isinstance(events[-1], TaskFailed)
+    assert (events[-1].retry_at_ms, events[-1].error) == (None, "not covered")
+    assert found is not None
+    row, _attempts = found
+    assert row.status == "failed"
+    assert row.progress == {"phase": "refused", "uncovered": ["file:///elsewhere"]}

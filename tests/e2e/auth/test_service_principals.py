@@ -70,12 +70,13 @@ class Secured:
         return httpx.get(f"{self.running.base_url}/management/v1/whoami", headers=headers)
 
 
-def _start(tmp_path: Path, pg_dsn: str, secrets_key: str) -> RunningCatalog:
+def _start(tmp_path: Path, pg_dsn: str, secrets_key: str, **settings: str) -> RunningCatalog:
     env = {
         **os.environ,
         "CATALOG_ES__PG_DSN": pg_dsn,
         "CATALOG_ES__SECRETS_KEY": secrets_key,
         "CATALOG_ES__NATS__ENABLED": "false",
+        **settings,
     }
     return start_catalog(tmp_path / "data", env, args=["--secure"])
 
@@ -317,6 +318,37 @@ def test_the_token_endpoint_answers_oauth_errors(secured: Secured) -> None:
     )
     assert exchanged.status_code == 200
     assert secured.load(exchanged.json()["access_token"]).status_code == 200
+
+
+def test_the_token_endpoint_answers_429_when_a_client_id_or_a_peer_asks_too_often(pg_dsn: str, tmp_path: Path) -> None:
+    """Guessing a secret (and the scrypt check each guess costs) is bounded per client id and per peer."""
+    limits = {
+        "CATALOG_ES__SERVICE_PRINCIPALS__TOKEN_REQUESTS_PER_MINUTE": "3",
+        "CATALOG_ES__SERVICE_PRINCIPALS__TOKEN_REQUESTS_PER_MINUTE_PER_PEER": "5",
+    }
+    running = _start(tmp_path, pg_dsn, generate_secrets_key(), **limits)
+    try:
+        url = f"{running.catalog_uri}/v1/oauth/tokens"
+        client_id, secret = _printed_credential(running).split(":", 1)
+
+        def ask(client: str, guess: str) -> httpx.Response:
+            form = {"grant_type": "client_credentials", "client_id": client, "client_secret": guess}
+            return httpx.post(url, data=form, timeout=30)
+
+        assert [ask(client_id, f"guess-{i}").status_code for i in range(3)] == [401, 401, 401]
+        limited = ask(client_id, secret)  # even the right secret waits: nothing is checked past the rate
+        assert limited.status_code == 429, limited.text
+        assert limited.json()["error"] == "invalid_request"
+        assert "Too many token requests" in limited.json()["error_description"]
+        assert 1 <= int(limited.headers["retry-after"]) <= 20  # one request back every 20 s at 3 a minute
+        assert [ask(str(uuid.uuid4()), "x").status_code for _ in range(3)] == [401, 401, 429]  # the peer's 5th
+        exchange = {
+            "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+            "subject_token": "not-a-token",
+        }
+        assert httpx.post(url, data=exchange, timeout=30).status_code == 400  # no secret to check: not limited
+    finally:
+        stop_catalog(running)
 
 
 def test_no_secret_in_the_log_or_any_table(secured: Secured) -> None:

@@ -18,7 +18,8 @@ function exact(key, value, context) {
   return value;
 }
 
-export async function api(path, params = {}) {
+// `json`: a JSON body, sent with POST (the management API's listings that filter in a body, like task/list).
+export async function api(path, params = {}, json = undefined) {
   const url = new URL(path, location.origin);
   for (const [key, value] of Object.entries(params)) {
     if (value === undefined || value === null) continue;
@@ -28,7 +29,9 @@ export async function api(path, params = {}) {
   const bearer = token();
   if (bearer) headers.Authorization = `Bearer ${bearer}`;
   if (project && path.startsWith('/management/')) headers['x-project-id'] = project;
-  const response = await fetch(url, { headers });
+  const init = { headers };
+  if (json !== undefined) Object.assign(init, { method: 'POST', body: JSON.stringify(json), headers: { ...headers, 'Content-Type': 'application/json' } });
+  const response = await fetch(url, init);
   const text = await response.text();
   const body = text ? JSON.parse(text, exact) : null;
   if (!response.ok) {

@@ -6,6 +6,7 @@ import { highlight, renderTree } from './tree.js';
 import { homePage, namespacePage, tablePage, viewPage, warehousePage } from './browse.js';
 import { historyPage } from './history.js';
 import { opsPage } from './ops.js';
+import { importPage } from './imports.js';
 
 const main = document.getElementById('main');
 const tree = document.getElementById('tree');
@@ -15,6 +16,7 @@ const ROUTES = [
   [/^#\/w\/([^/]+)\/t\/([^/]+)\/(.+)$/, (m) => tablePage(main, m[1], decode(m[2]), decodeURIComponent(m[3]))],
   [/^#\/w\/([^/]+)\/v\/([^/]+)\/(.+)$/, (m) => viewPage(main, m[1], decode(m[2]), decodeURIComponent(m[3]))],
   [/^#\/w\/([^/]+)\/n\/([^/]+)$/, (m) => namespacePage(main, m[1], decode(m[2]))],
+  [/^#\/w\/([^/]+)\/import\/([^/]+)$/, (m) => importPage(main, m[1], m[2])],
   [/^#\/w\/([^/]+)$/, (m) => warehousePage(main, m[1])],
   [/^#\/history(?:\?(.*))?$/, (m) => historyPage(main, new URLSearchParams(m[1] || ''))],
   [/^#\/ops$/, () => opsPage(main)],
@@ -24,7 +26,7 @@ const ROUTES = [
 async function route() {
   const hash = location.hash;
   document.querySelectorAll('[data-nav]').forEach((a) => a.classList.toggle('active',
-    a.dataset.nav === (hash.startsWith('#/history') ? 'history' : hash.startsWith('#/ops') ? 'ops' : 'browse')));
+    a.dataset.nav === (hash.startsWith('#/history') ? 'history' : hash.startsWith('#/ops') || hash.includes('/import/') ? 'ops' : 'browse')));
   highlight(tree);
   delete main.dataset.loaded;  // set again once this page has rendered (tests wait for it)
   mount(main, h('p', { class: 'muted' }, 'Loading…'));

@@ -1,6 +1,7 @@
-// Operations: the server, its projectors' lag, and every warehouse's status and storage (never a secret).
+// Operations: the server, its projectors' lag, every warehouse's status and storage (never a secret), imports.
 import { grid, h, mount, when } from './dom.js';
 import { api } from './api.js';
+import { importsSection } from './imports.js';
 
 export async function opsPage(main) {
   const [info, health, { warehouses }] = await Promise.all([
@@ -18,5 +19,6 @@ export async function opsPage(main) {
     h('h2', {}, 'Warehouses'),
     grid(['Name', 'Status', 'Storage profile', 'Credential'], warehouses.map((w) => [w.name, h('span', { class: `badge ${w.status}` }, w.status),
       h('code', {}, JSON.stringify(w['storage-profile'])), w['storage-credential-type'] || 'none'])),
+    await importsSection(warehouses),
     h('p', { class: 'muted' }, `Loaded ${when(Date.now())}`));
 }

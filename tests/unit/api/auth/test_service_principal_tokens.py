@@ -13,7 +13,7 @@ import pytest
 
 from api.auth.local_tokens import LocalTokens, RevocationList, is_local_token
 from api.auth.oidc import TokenRejectedError
-from api.runtime.catalog_import import source_label
+from api.imports.catalog import source_label
 from catalog_es.principal_secrets import hash_secret, new_secret, verify_secret
 
 CLIENT = uuid.UUID("00000000-0000-0000-0000-0000000000aa")

@@ -1,4 +1,4 @@
-"""`catalog-es import`: adopt another catalog's namespaces, tables and views into a warehouse, files untouched.
+"""Adopt another catalog's namespaces, tables and views into a warehouse, files untouched (CLI and task).
 
 The source is any catalog pyiceberg loads (REST, SQL, Glue, Hive, DynamoDB …). What it holds is read first
 (`read_source`), then compared with the warehouse (`plan`): only what is new or changed becomes a command, so
