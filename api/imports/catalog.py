@@ -24,6 +24,7 @@ from catalog_es.identifiers import Namespace
 from catalog_es.locations import require_inside_warehouse
 from catalog_es.state import WarehouseRow
 from catalog_es.store.eventstore import EventMetadata
+from catalog_es.tabular_kind import kind_named
 from commands.context import CommandContext
 from commands.namespaces import (
     CreateNamespace,
@@ -178,8 +179,9 @@ async def plan(ctx: CommandContext, warehouse_id: uuid.UUID, source: Source) -> 
             if changed:
                 actions.append(Action("update-namespace", namespace.parts, properties=changed))
         for tabular in source.tabulars:
-            lookup = ctx.state.view if tabular.kind == "view" else ctx.state.table
-            existing = await lookup(conn, warehouse_id, Namespace(tabular.namespace), tabular.name)
+            existing = await kind_named(tabular.kind).row(
+                ctx.state, conn, warehouse_id, Namespace(tabular.namespace), tabular.name
+            )
             if existing is not None and existing.metadata_location == tabular.metadata_location:
                 continue
             kind: ActionKind
@@ -285,8 +287,11 @@ async def _object_id(ctx: CommandContext, warehouse_id: uuid.UUID, grant: dict[s
         if kind == "namespace":
             row = await ctx.state.namespace(conn, warehouse_id, namespace)
             return row.id if row else None
-        lookup = ctx.state.view if kind == "view" else ctx.state.table
-        tabular = await lookup(conn, warehouse_id, namespace, str(grant.get("name")))
+        try:
+            tabular_kind = kind_named(str(kind))
+        except KeyError:
+            return None  # a grant on a kind of object this catalog does not import
+        tabular = await tabular_kind.row(ctx.state, conn, warehouse_id, namespace, str(grant.get("name")))
         return tabular.id if tabular else None
 
 
