@@ -11,7 +11,6 @@ from importlib.metadata import version
 from litestar import Litestar, Router
 from litestar.openapi import OpenAPIConfig
 
-from api.auth.revocations import follow_revocations
 from api.auth.rules import anyone, authorize, preflight, requires
 from api.auth.setup import build_auth
 from api.body_check import BodyCheckMiddleware
@@ -23,7 +22,7 @@ from api.endpoint_statistics import EndpointStatistics, EndpointStatisticsMiddle
 from api.errors import EXCEPTION_HANDLERS
 from api.health import health
 from api.http_metrics import HttpMetrics, HttpMetricsMiddleware
-from api.lifespans import follow_warehouse_events
+from api.lifespans import following_the_log
 from api.logging import RequestIdMiddleware
 from api.management import management_router
 from api.metrics import METRICS_ROUTER, metrics_text, serve_text
@@ -93,11 +92,10 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
             *([auth.middleware] if auth.authenticates else []),
             BodyCheckMiddleware(),
         ],
-        # the log invalidates the cache; the endpoint counts go to the database every few seconds
+        # the log keeps the caches (one follower); the endpoint counts go to the database every few seconds
         lifespan=[
             lifespan,
-            follow_warehouse_events(dsn, settings.pg_pool_timeout_seconds),
-            follow_revocations(dsn, auth.local.revocations if auth.local else None),
+            following_the_log(dsn, settings.pg_pool_timeout_seconds),
             flushing(endpoint_statistics, 5.0),
         ],
         openapi_config=OpenAPIConfig(

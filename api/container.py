@@ -101,7 +101,7 @@ async def open_services(
             SystemClock(),
             RandomIds(),
             WarehouseCache(ttl=None),
-        )  # the log invalidates it (follow_warehouse_events)
+        )  # the log invalidates it (api/lifespans.py: following_the_log)
         state = read_model or CatalogReadModel()
         documents = MetadataDocuments()
         if inline_projectors is None:

@@ -10,7 +10,11 @@ from typing import Any
 
 from litestar import Litestar
 
+from api.auth.revocations import RevocationFeed
 from projections.catalog.warehouse_invalidation import WarehouseInvalidation
+from projections.changed_streams import ChangedStreams
+
+FIRST_LOOK_SECONDS = 10.0  # how long the app waits, before serving, for the caches' first load
 
 
 def in_background(
@@ -31,9 +35,30 @@ def in_background(
     return lifespan
 
 
-def follow_warehouse_events(dsn: str, wait_seconds: float) -> Callable[[Litestar], AbstractAsyncContextManager[None]]:
-    """The log invalidates the app services' warehouse cache (an earlier lifespan step opens the services); a request
-    waits at most `wait_seconds` for the cache's look at the log."""
-    return in_background(
-        lambda app: WarehouseInvalidation(dsn, app.state.services.warehouses, wait_seconds=wait_seconds).run()
-    )
+def following_the_log(dsn: str, wait_seconds: float) -> Callable[[Litestar], AbstractAsyncContextManager[None]]:
+    """The app services' caches the log keeps (the warehouse cache; the revocation list when service principals
+    are enabled) follow it through one `ChangedStreams`: one listening connection per process for all of them.
+
+    An earlier lifespan step opens the services. Serving starts after the first load (the revocation list refuses
+    every local token until then), or after `FIRST_LOOK_SECONDS` while the database does not answer. A request
+    waits at most `wait_seconds` for the warehouse cache's look at the log.
+    """
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        services = app.state.services
+        changes = app.state.changed_streams = ChangedStreams(dsn)
+        changes.subscribe(WarehouseInvalidation(changes, services.warehouses, wait_seconds=wait_seconds))
+        if services.local_tokens is not None:
+            changes.subscribe(RevocationFeed(services.local_tokens.revocations))
+        task = asyncio.create_task(changes.run())
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changes.started.wait(), FIRST_LOOK_SECONDS)
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    return lifespan

@@ -1,7 +1,8 @@
 """The one loop that follows the event log: connect, LISTEN, read contiguous batches, wait (notify or poll), reconnect.
 
-Its two clients differ only in what a batch means: the projector runner applies it and moves its
-checkpoint in the same transaction; the relay publishes it and advances its checkpoint after the acks.
+Its clients differ only in what a batch means: the projector runner applies it and moves its checkpoint in the
+same transaction; the relay publishes it and advances its checkpoint after the acks; a serving process's
+`ChangedStreams` (projections/changed_streams.py) hands which streams changed to its caches.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ class LogFollower:
         application_name: str,
         *,
         poll_seconds: float,
-        retry: tuple[type[psycopg.Error], ...] = (psycopg.OperationalError,),
+        retry: tuple[type[Exception], ...] = (psycopg.OperationalError,),
     ) -> None:
         self._dsn, self._name = dsn, f"{application_name} {os.getpid()}"
         self._poll_seconds, self._retry = poll_seconds, retry
@@ -61,7 +62,7 @@ class LogFollower:
         *,
         listen: bool = True,
         delay: Callable[[], float] | None = None,
-        on_error: Callable[[psycopg.Error], None] | None = None,
+        on_error: Callable[[Exception], None] | None = None,
     ) -> None:
         """Run `session` until cancelled, reconnecting after each retried failure.
 
@@ -86,8 +87,26 @@ class LogFollower:
         """Subscribe `conn` to commit notifications (psycopg queues them until `wait`)."""
         await conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
 
-    async def wait(self, conn: Connection) -> int | None:
-        """Until a commit is notified (returns the head it announced) or the poll interval passes (None)."""
+    async def wait(self, conn: Connection, *, wakeup: asyncio.Event | None = None) -> int | None:
+        """Until a commit is notified (returns the head it announced), the poll interval passes or `wakeup` is set
+        (None; `wakeup` is left set: the caller clears it when it takes what woke it)."""
+        if wakeup is None:
+            return await self._notified(conn)
+        if wakeup.is_set():
+            return None
+        notified = asyncio.ensure_future(self._notified(conn))
+        woken = asyncio.ensure_future(wakeup.wait())
+        try:
+            await asyncio.wait({notified, woken}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            woken.cancel()
+            if not notified.done():
+                notified.cancel()  # leaves `notifies` at its wait for the socket: the connection stays usable
+            await asyncio.wait({notified, woken})  # the connection is free again before the caller queries it
+        stop_if_cancelled()
+        return None if notified.cancelled() else notified.result()
+
+    async def _notified(self, conn: Connection) -> int | None:
         head = None
         async for notify in conn.notifies(timeout=self._poll_seconds, stop_after=1):
             if notify.payload.isdigit():

@@ -16,7 +16,7 @@ from catalog_es.store.task_queue import TASK_QUEUE_MIGRATIONS, TASK_TABLES
 from projections.audit.log_chain import CHAIN_MIGRATIONS, CHAIN_TABLES, chain_events
 from projections.catalog.migrations import READ_MODEL_MIGRATIONS
 from projections.catalog.projector import CATALOG_TOPICS, READ_MODEL_TABLES, CatalogProjector, project_catalog
-from projections.checkpoints import CHECKPOINT_MIGRATIONS, ProjectorStatus, projector_status
+from projections.checkpoints import ProjectorStatus, projector_status
 from projections.maintenance.health import (
     HEALTH_MIGRATIONS,
     HEALTH_PROJECTION,
@@ -106,19 +106,6 @@ def inline_projectors(documents: MetadataDocuments) -> tuple[InlineProjector, ..
     """`INLINE_PROJECTORS`, the catalog's keeping metadata documents in `documents` (the composition root's)."""
     with_documents = replace(CATALOG, apply=CatalogProjector(documents))
     return tuple(with_documents.project if p is CATALOG else p.project for p in PROJECTIONS if p.inline)
-
-
-# The inline read models' steps are applied with the event store's; these come after them.
-PROJECTOR_MIGRATIONS = (
-    *CHECKPOINT_MIGRATIONS,
-    *STATISTICS_MIGRATIONS,
-    *SEARCH_MIGRATIONS,
-    *PERMISSION_MIGRATIONS,
-    *CHAIN_MIGRATIONS,
-    *POLICY_MIGRATIONS,
-    *HEALTH_MIGRATIONS,
-    *PROTECTION_MIGRATIONS,
-)
 
 
 def projection(name: str) -> Projection:

@@ -18,26 +18,45 @@ from catalog_es.store.migrations import EVENT_STORE_MIGRATIONS, apply_migrations
 from catalog_es.store.principal_secrets import PRINCIPAL_SECRET_MIGRATIONS
 from catalog_es.store.schema_guard import check_not_newer
 from catalog_es.store.secrets import SECRETS_MIGRATIONS
-from catalog_es.store.task_queue import TASK_LEASE_MIGRATIONS, TASK_QUEUE_MIGRATIONS
+from catalog_es.store.task_queue import TASK_LEASE_MIGRATIONS
 from commands.bootstrap import EnsureDefaultWarehouse, handle_ensure_default_warehouse
 from projections.audit.history import EVENT_HISTORY_MIGRATIONS
 from projections.audit.iceberg_events import ICEBERG_EVENTS_MIGRATIONS
-from projections.catalog.migrations import READ_MODEL_MIGRATIONS
-from projections.checkpoints import RELAY_MIGRATIONS
-from projections.registry import PROJECTOR_MIGRATIONS
+from projections.checkpoints import CHECKPOINT_MIGRATIONS, RELAY_MIGRATIONS
+from projections.registry import (
+    CATALOG,
+    LOG_CHAIN,
+    MAINTENANCE_HEALTH,
+    MAINTENANCE_POLICIES,
+    PERMISSIONS,
+    PROTECTION,
+    SEARCH,
+    STATISTICS,
+    TASKS,
+)
 
+# The one list of schema steps, in the order they are applied: databases in the field applied them in this order,
+# so a new step goes at the end and none moves (tests/unit/api/runtime/test_migration_order.py pins it). Each
+# projection declares its own steps (its tables in a scratch schema are built from them) and is placed here once.
 ALL_MIGRATIONS = (
     *EVENT_STORE_MIGRATIONS,
     *IDEMPOTENCY_MIGRATIONS,
     *SECRETS_MIGRATIONS,
-    *READ_MODEL_MIGRATIONS,
+    *CATALOG.migrations,
     *METRICS_MIGRATIONS,
     *RELAY_MIGRATIONS,
     *EVENT_HISTORY_MIGRATIONS,
     *ICEBERG_EVENTS_MIGRATIONS,
     *ACCESS_LOG_MIGRATIONS,
-    *PROJECTOR_MIGRATIONS,
-    *TASK_QUEUE_MIGRATIONS,
+    *CHECKPOINT_MIGRATIONS,
+    *STATISTICS.migrations,
+    *SEARCH.migrations,
+    *PERMISSIONS.migrations,
+    *LOG_CHAIN.migrations,
+    *MAINTENANCE_POLICIES.migrations,
+    *MAINTENANCE_HEALTH.migrations,
+    *PROTECTION.migrations,
+    *TASKS.migrations,
     *TASK_LEASE_MIGRATIONS,
     *ENDPOINT_STATISTICS_MIGRATIONS,
     *PRINCIPAL_SECRET_MIGRATIONS,

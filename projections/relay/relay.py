@@ -83,7 +83,7 @@ class Relay:
         """
         backoff = _Backoff(self._config.backoff_max_seconds)
 
-        def lost(_: psycopg.Error) -> None:
+        def lost(_: Exception) -> None:
             self.metrics.leader = False
             self.metrics.errors_total += 1
 

@@ -8,13 +8,14 @@ import psycopg
 
 from projections.catalog.warehouse_cache import WarehouseCache
 from projections.catalog.warehouse_invalidation import WarehouseInvalidation
+from projections.changed_streams import APPLICATION_NAME, ChangedStreams
 
 # Well above one look at the log on a loaded machine; a request left behind waits forever.
 ANSWER_SECONDS = 10.0
 
 
 async def _following(cache: WarehouseCache) -> None:
-    """Once the follower has both connections (the cache then waits for its looks)."""
+    """Once the follower has its connection (the cache then waits for its looks)."""
     for _ in range(int(ANSWER_SECONDS / 0.05)):
         if cache._sync is not None:
             return
@@ -28,14 +29,16 @@ def test_a_request_waiting_for_a_look_that_loses_the_connection_goes_on(migrated
 
     async def scenario() -> None:
         cache = WarehouseCache(ttl=None)
-        follower = WarehouseInvalidation(migrated_dsn, cache, wait_seconds=60.0, retry_seconds=60.0)
-        running = asyncio.create_task(follower.run())
+        changes = ChangedStreams(migrated_dsn, retry_seconds=60.0)
+        follower = WarehouseInvalidation(changes, cache, wait_seconds=60.0)
+        changes.subscribe(follower)
+        running = asyncio.create_task(changes.run())
         try:
             await _following(cache)
             async with await psycopg.AsyncConnection.connect(migrated_dsn, autocommit=True) as admin:
                 await admin.execute(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                    " WHERE application_name = 'catalog-es cache lookup'"
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE %s",
+                    (f"{APPLICATION_NAME} %",),
                 )
             await asyncio.wait_for(follower.sync(), ANSWER_SECONDS)
             assert cache._sync is None  # no longer trusted: the released request reads the database
@@ -51,8 +54,10 @@ def test_a_request_waits_for_a_hanging_look_no_longer_than_its_bound(migrated_ds
 
     async def scenario() -> None:
         cache = WarehouseCache(ttl=None)
-        follower = WarehouseInvalidation(migrated_dsn, cache, wait_seconds=1.0, retry_seconds=60.0)
-        running = asyncio.create_task(follower.run())
+        changes = ChangedStreams(migrated_dsn, retry_seconds=60.0)
+        follower = WarehouseInvalidation(changes, cache, wait_seconds=1.0)
+        changes.subscribe(follower)
+        running = asyncio.create_task(changes.run())
         try:
             await _following(cache)
             async with await psycopg.AsyncConnection.connect(migrated_dsn) as holder:
