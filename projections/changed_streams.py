@@ -15,6 +15,7 @@ from typing import Protocol
 
 import psycopg
 
+from catalog_es.events.base import split_stream_id
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import log_head
 from projections.follow import LogFollower
@@ -46,11 +47,11 @@ class StreamSubscriber(Protocol):
 
 def stream_entity(stream_id: str, kind: str) -> uuid.UUID | None:
     """The entity id of a `<kind>-<uuid>` stream, else None (kinds hold dashes: never split at the first one)."""
-    prefix = f"{kind}-"
-    if not stream_id.startswith(prefix):
+    stream_kind, entity_id = split_stream_id(stream_id)
+    if stream_kind != kind:
         return None
     try:
-        return uuid.UUID(stream_id.removeprefix(prefix))
+        return uuid.UUID(entity_id)
     except ValueError:
         return None
 
