@@ -16,6 +16,8 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 
+from cachetools import LRUCache
+
 from catalog_es.state import WarehouseRow
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
@@ -26,11 +28,13 @@ Loader = Callable[[], Awaitable[WarehouseRow | None]]
 
 
 class WarehouseCache:
-    def __init__(self, ttl: float | None = 2.0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, ttl: float | None = 2.0, clock: Callable[[], float] = time.monotonic, max_rows: int = 10_000
+    ) -> None:
         self._ttl = ttl
         self._sync: Callable[[], Awaitable[None]] | None = None  # ttl=None: rows are cached only while followed
         self._clock = clock
-        self._rows: dict[uuid.UUID, tuple[float, WarehouseRow]] = {}
+        self._rows: LRUCache[uuid.UUID, tuple[float, WarehouseRow]] = LRUCache(max_rows)  # the busiest warehouses
         self._loading: dict[uuid.UUID, asyncio.Task[WarehouseRow | None]] = {}
         self._forgotten = 0  # counts `forget` calls: a lookup that started before one is not kept
 
