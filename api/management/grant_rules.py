@@ -40,7 +40,7 @@ from catalog_es.errors import BadRequestError, NoSuchProjectError, NotAuthorized
 from catalog_es.privileges import SERVER_OBJECT_ID
 from projections.permissions import queries as permissions_queries
 
-Connection = ASGIConnection[Any, Any, Any, Any]
+HttpConnection = ASGIConnection[Any, Any, Any, Any]
 
 
 # Users: the caller's own record, or a server role (Lakekeeper's `can_list_users` on the server to read others;
@@ -58,22 +58,22 @@ _MANAGE_USERS = "Only a server admin may manage other users"
 _READ_USERS = "Only a server admin or operator may read other users"
 
 
-async def user_lister(check: Check, params: dict[str, Any], _: Connection) -> None:
+async def user_lister(check: Check, params: dict[str, Any], _: HttpConnection) -> None:
     """Listing users (names, e-mails of the whole server): a server admin or operator."""
     await _self_or_server(check, None, "operator", _READ_USERS)
 
 
-async def user_reader(check: Check, params: dict[str, Any], _: Connection) -> None:
+async def user_reader(check: Check, params: dict[str, Any], _: HttpConnection) -> None:
     """`{user_id}` itself, or a server admin or operator."""
     await _self_or_server(check, decode_name(str(params["user_id"])), "operator", _READ_USERS)
 
 
-async def user_manager(check: Check, params: dict[str, Any], _: Connection) -> None:
+async def user_manager(check: Check, params: dict[str, Any], _: HttpConnection) -> None:
     """`{user_id}` itself, or a server admin."""
     await _self_or_server(check, decode_name(str(params["user_id"])), "admin", _MANAGE_USERS)
 
 
-async def new_user(check: Check, params: dict[str, Any], connection: Connection) -> None:
+async def new_user(check: Check, params: dict[str, Any], connection: HttpConnection) -> None:
     """Provisioning the caller (no `id` in the body, or its own), or another user as a server admin."""
     request = await read_body(connection, CreateUserRequest)
     await _self_or_server(check, request.id or check.principal.user_id, "admin", _MANAGE_USERS)
@@ -93,13 +93,13 @@ async def _role(check: Check, role_id: uuid.UUID, manage: bool) -> None:
 def on_role(*, manage: bool) -> Rule:
     """The role `{role_id}`: visible, and with `manage` also `manage_grants` on it."""
 
-    async def rule(check: Check, params: dict[str, Any], _: Connection) -> None:
+    async def rule(check: Check, params: dict[str, Any], _: HttpConnection) -> None:
         await _role(check, params["role_id"], manage)
 
     return rule
 
 
-async def new_role_members(check: Check, params: dict[str, Any], connection: Connection) -> None:
+async def new_role_members(check: Check, params: dict[str, Any], connection: HttpConnection) -> None:
     """Managing the role, and every member named exists and is visible (another project's role answers missing)."""
     request = await read_body(connection, RoleMembers)
     members = [principal_of(Assignment(type="assignee", user=m.user, role=m.role)) for m in request.members]
@@ -107,7 +107,7 @@ async def new_role_members(check: Check, params: dict[str, Any], connection: Con
     await require_principals_exist(check.conn, check.authz, check.principal, members)
 
 
-async def new_role_project(check: Check, params: dict[str, Any], connection: Connection) -> None:
+async def new_role_project(check: Check, params: dict[str, Any], connection: HttpConnection) -> None:
     """`manage_grants` on the project the role is created in: the body's `project-id`, else the header's."""
     request = await read_body(connection, CreateRoleRequest)
     project = request.project_id or project_id_of(connection, services(connection.app.state).settings)
@@ -123,7 +123,7 @@ async def new_role_project(check: Check, params: dict[str, Any], connection: Con
 # them needs manage_grants or pass_grants on it, changing them what `require_may_change` says.
 
 
-async def _visible_path_object(check: Check, connection: Connection) -> uuid.UUID:
+async def _visible_path_object(check: Check, connection: HttpConnection) -> uuid.UUID:
     target = path_object(connection)
     if target.kind != "server":
         await visible_object(
@@ -132,13 +132,13 @@ async def _visible_path_object(check: Check, connection: Connection) -> uuid.UUI
     return target.object_id
 
 
-async def grants_reader(check: Check, params: dict[str, Any], connection: Connection) -> None:
+async def grants_reader(check: Check, params: dict[str, Any], connection: HttpConnection) -> None:
     """Reading an object's assignments (own or effective): visible, and manage_grants or pass_grants on it."""
     object_id = await _visible_path_object(check, connection)
     await require_may_read(check.conn, check.authz, check.principal, object_id)
 
 
-async def grants_changer(check: Check, params: dict[str, Any], connection: Connection) -> None:
+async def grants_changer(check: Check, params: dict[str, Any], connection: HttpConnection) -> None:
     """Changing an object's assignments: visible, allowed to grant what the body names, grantees visible."""
     request = await read_body(connection, UpdateAssignmentsRequest)
     object_id = await _visible_path_object(check, connection)
@@ -151,7 +151,7 @@ async def grants_changer(check: Check, params: dict[str, Any], connection: Conne
 def managed_access(*, change: bool) -> Rule:
     """A warehouse's or namespace's managed-access flag: visible to read; setting it needs manage_grants."""
 
-    async def rule(check: Check, params: dict[str, Any], connection: Connection) -> None:
+    async def rule(check: Check, params: dict[str, Any], connection: HttpConnection) -> None:
         object_id = await _visible_path_object(check, connection)
         if change and not await check.authz.allowed(check.conn, check.principal, object_id, "manage_grants"):
             raise NotAuthorizedError("Setting managed access needs manage_grants")
@@ -178,16 +178,16 @@ def checked_object(request: CheckRequest) -> uuid.UUID:
     return request.object_id
 
 
-async def check_asker(check: Check, params: dict[str, Any], connection: Connection) -> None:
+async def check_asker(check: Check, params: dict[str, Any], connection: HttpConnection) -> None:
     await _may_ask(check, await read_body(connection, CheckRequest))
 
 
-async def batch_check_asker(check: Check, params: dict[str, Any], connection: Connection) -> None:
+async def batch_check_asker(check: Check, params: dict[str, Any], connection: HttpConnection) -> None:
     for request in (await read_body(connection, BatchCheckRequest)).checks:
         await _may_ask(check, request)
 
 
-async def read_policy_setter(check: Check, params: dict[str, Any], connection: Connection) -> None:
+async def read_policy_setter(check: Check, params: dict[str, Any], connection: HttpConnection) -> None:
     """Setting a read policy: `read_policy_manager` on the table, and the principal it names exists, visible."""
     await read_policy_manager(check, params, connection)
     request = await read_body(connection, ReadPolicyRequest)
