@@ -23,6 +23,10 @@ class ListingAccess:
     def __init__(self, authz: Authorizer, principal: Principal) -> None:
         self.authz, self.principal = authz, principal
 
+    async def sees(self, conn: Connection, object_id: uuid.UUID) -> bool:
+        """Whether one listed object is the caller's to see (a project's roles)."""
+        return await self.authz.visible(conn, self.principal, object_id)
+
     async def namespaces(
         self,
         conn: Connection,

@@ -143,8 +143,15 @@ async def anyone(check: Check, params: dict[str, Any], connection: ASGIConnectio
     """Open to every caller the authentication layer let in (public pages, the caller's own identity)."""
 
 
+async def filtered_listing(
+    check: Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]
+) -> None:
+    """Open to every caller; the handler lists only what they may see (`RequestScope.access`, listing_filter.py)."""
+
+
 async def in_handler(check: Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]) -> None:
-    """The handler decides per object itself (users, roles, permissions: the rule depends on the body's target)."""
+    """The S3 signer only (api/catalog/sign.py): its object is found from the signed URL by the warehouse's signer,
+    and every refusal, whatever its cause, is the same 403 recorded with the S3 method and URL."""
 
 
 async def server_operator(check: Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]) -> None:
@@ -153,7 +160,7 @@ async def server_operator(check: Check, params: dict[str, Any], connection: ASGI
         raise NotAuthorizedError("Only a server admin or operator may do this")
 
 
-_NO_CHECK = (anyone, in_handler)  # decided without a connection
+_NO_CHECK = (anyone, filtered_listing, in_handler)  # decided without a connection
 
 
 def rule_of(handler: BaseRouteHandler) -> Rule | None:

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
+
+from litestar.connection import ASGIConnection
 
 from api.auth.authorizer import Authorizer
 from api.auth.principal import Principal
+from api.container import services
 from api.management.wire import Assignment
+from api.project_header import project_id_of
 from catalog_es.errors import (
     BadRequestError,
     CatalogError,
@@ -20,7 +25,7 @@ from catalog_es.errors import (
     NotAuthorizedError,
 )
 from catalog_es.events.access import ObjectKind
-from catalog_es.privileges import role_principal, user_principal
+from catalog_es.privileges import SERVER_OBJECT_ID, role_principal, user_principal
 from catalog_es.store.database import Connection
 from projections.permissions import queries as permissions_queries
 
@@ -56,11 +61,45 @@ async def visible_object(
     await authz.require_visible(conn, principal, object_id, not_found(kind, object_id))
 
 
+class PathObject:
+    """The object a permissions path names: its kind, id, and the warehouse it must lie in (table and view paths)."""
+
+    __slots__ = ("container_id", "kind", "object_id")
+
+    def __init__(self, kind: ObjectKind, object_id: uuid.UUID, container_id: uuid.UUID | None = None) -> None:
+        self.kind, self.object_id, self.container_id = kind, object_id, container_id
+
+
+def path_object(connection: ASGIConnection[Any, Any, Any, Any]) -> PathObject:
+    """`.../permissions/<kind>/<id>/...`, `.../warehouse/<w>/<kind>/<id>/...`, the server, or the header's project.
+
+    The rule and the handler of a route both read it here, so they name the same object. Raises: BadRequestError
+    (the project routes: see `project_id_of`).
+    """
+    parts = connection.url.path.split("/permissions/", 1)[1].split("/")
+    params = connection.path_params
+    if "object_id" not in params:
+        if parts[0] == "server":
+            return PathObject("server", SERVER_OBJECT_ID)
+        return PathObject("project", project_id_of(connection, services(connection.app.state).settings))
+    # The routes admit only object kinds in these places.
+    kind: ObjectKind = parts[2] if parts[0] == "warehouse" and len(parts) > 3 else parts[0]  # type: ignore[assignment]
+    container = params.get("warehouse_id")
+    return PathObject(kind, params["object_id"], container if isinstance(container, uuid.UUID) else None)
+
+
 def principal_of(assignment: Assignment) -> str:
     """Raises: BadRequestError unless exactly one of `user` and `role` is given."""
     if (assignment.user is None) == (assignment.role is None):
         raise BadRequestError("An assignment names exactly one of `user` and `role`")
     return user_principal(assignment.user) if assignment.user is not None else role_principal(assignment.role)  # type: ignore[arg-type]
+
+
+def read_policy_principal(user: str | None, role: uuid.UUID | None) -> str:
+    """Raises: BadRequestError unless exactly one of them is given."""
+    if (user is None) == (role is None):
+        raise BadRequestError("A read policy names exactly one of `user` and `role`")
+    return user_principal(user) if user is not None else role_principal(role)  # type: ignore[arg-type]
 
 
 def assignment_of(principal: str, privilege: str) -> Assignment:

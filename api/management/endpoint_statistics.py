@@ -158,7 +158,6 @@ def _statistic(row: EndpointStatisticRow) -> EndpointStatistic:
 @post("/endpoint-statistics", status_code=200, opt=requires(on_project(None)))
 async def get_endpoint_statistics(
     req: NamedDependency[RequestScope],
-    conn: NamedDependency[Connection],
     state: State,
     data: JSONBody[GetEndpointStatisticsRequest],
 ) -> EndpointStatisticsResponse:
@@ -171,7 +170,7 @@ async def get_endpoint_statistics(
         NoSuchWarehouseError, NotAuthorizedError: see `_scope`.
     """
     statistics: EndpointStatistics = state.endpoint_statistics
-    await statistics.flush(services(state).pool)
+    await statistics.flush(services(state).pool)  # its own connection, before this request takes one
     end, interval = _window(data.range_specifier, req.ctx.clock.now())
     try:
         start, previous_token, next_token = (
@@ -181,10 +180,11 @@ async def get_endpoint_statistics(
         )
     except OverflowError:
         raise BadRequestError("The window reaches past the years a timestamp can hold") from None
-    warehouses, unmapped = await _scope(conn, services(state).authorizer, req, data.warehouse)
-    rows = await read_counts(
-        conn, req.project_id, start, end, warehouses, unmapped=unmapped, statuses=data.status_codes
-    )
+    async with req.ctx.store.connection() as conn:
+        warehouses, unmapped = await _scope(conn, req.access.authz, req, data.warehouse)
+        rows = await read_counts(
+            conn, req.project_id, start, end, warehouses, unmapped=unmapped, statuses=data.status_codes
+        )
     hours: dict[datetime, list[EndpointStatistic]] = {}
     for row in rows:
         hours.setdefault(row.hour + HOUR, []).append(_statistic(row))

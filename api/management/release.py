@@ -14,16 +14,16 @@ from api.management.access_checks import not_found
 from api.management.rules import on_object_in_warehouse
 from api.management.wire import ReleaseRequest
 from catalog_es.identifiers import Namespace
-from catalog_es.store.database import Connection
 from catalog_es.tabular_kind import TABLE, VIEW, TabularKind
 from commands.release import ReleaseTabular, handle_release
 from projections.catalog.tabular_rows import tabular_by_id
 
 
 async def _release(
-    req: RequestScope, conn: Connection, warehouse_id: uuid.UUID, object_id: uuid.UUID, *, kind: TabularKind, to: str
+    req: RequestScope, warehouse_id: uuid.UUID, object_id: uuid.UUID, *, kind: TabularKind, to: str
 ) -> None:
-    row = await tabular_by_id(conn, kind, warehouse_id, object_id)
+    async with req.ctx.store.connection() as conn:  # released before the command takes its own
+        row = await tabular_by_id(conn, kind, warehouse_id, object_id)
     if row is None:
         raise not_found(kind.name, object_id)
     command = ReleaseTabular(
@@ -46,14 +46,13 @@ async def _release(
 )
 async def release_table(
     req: NamedDependency[RequestScope],
-    conn: NamedDependency[Connection],
     warehouse_id: FromPath[uuid.UUID],
     object_id: FromPath[uuid.UUID],
     data: JSONBody[ReleaseRequest],
 ) -> None:
     """Hand the table off: no purge, no soft delete, its location claim released. Raises: NoSuchTableError,
     ProtectedError."""
-    await _release(req, conn, warehouse_id, object_id, kind=TABLE, to=data.released_to)
+    await _release(req, warehouse_id, object_id, kind=TABLE, to=data.released_to)
 
 
 @post(
@@ -64,13 +63,12 @@ async def release_table(
 )
 async def release_view(
     req: NamedDependency[RequestScope],
-    conn: NamedDependency[Connection],
     warehouse_id: FromPath[uuid.UUID],
     object_id: FromPath[uuid.UUID],
     data: JSONBody[ReleaseRequest],
 ) -> None:
     """Hand the view off (its metadata files stay). Raises: NoSuchViewError, ProtectedError."""
-    await _release(req, conn, warehouse_id, object_id, kind=VIEW, to=data.released_to)
+    await _release(req, warehouse_id, object_id, kind=VIEW, to=data.released_to)
 
 
 RELEASE_ROUTES = (release_table, release_view)

@@ -5,17 +5,14 @@ from __future__ import annotations
 import uuid
 
 from litestar import Controller, delete, get, post
-from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
-from api.auth.authorizer import Authorizer
-from api.auth.principal import Principal
-from api.auth.rules import in_handler, requires
-from api.container import services
+from api.auth.rules import filtered_listing, requires
 from api.dependencies import RequestScope
 from api.encoded_slash import decode_name
-from api.management.access_checks import not_found, principal_of, require_principals_exist, visible_object
+from api.management.access_checks import not_found, principal_of
+from api.management.grant_rules import new_role_members, new_role_project, on_role
 from api.management.wire import (
     Assignment,
     CreateRoleRequest,
@@ -25,10 +22,8 @@ from api.management.wire import (
     RoleMembers,
     UpdateRoleRequest,
 )
-from catalog_es.errors import BadRequestError, NoSuchProjectError, NotAuthorizedError
+from catalog_es.errors import BadRequestError
 from catalog_es.store.database import Connection
-from catalog_es.store.eventstore import EventMetadata
-from commands.context import CommandContext
 from commands.permissions import ChangeAssignments, handle_change_assignments
 from commands.roles import (
     CreateRole,
@@ -58,72 +53,35 @@ def _role(row: RoleRow) -> Role:
     )
 
 
-async def _existing(conn: Connection, authz: Authorizer, principal: Principal, role_id: uuid.UUID) -> RoleRow:
-    await visible_object(conn, authz, principal, "role", role_id)
-    row = await permissions_queries.role(conn, role_id)
-    if row is None:
-        raise not_found("role", role_id)
-    return row
-
-
-async def _require_grants(conn: Connection, authz: Authorizer, principal: Principal, object_id: uuid.UUID) -> None:
-    if not await authz.allowed(conn, principal, object_id, "manage_grants"):
-        raise NotAuthorizedError("Managing roles needs manage_grants (security_admin or project_admin)")
-
-
 class RolesController(Controller):
     path = "/role"
 
-    @post("", status_code=201, operation_id="create_role", opt=requires(in_handler))
-    async def create_role(
-        self,
-        req: NamedDependency[RequestScope],
-        data: JSONBody[CreateRoleRequest],
-        conn: NamedDependency[Connection],
-        state: State,
-    ) -> Role:
-        """Raises: NoSuchProjectError, NotAuthorizedError, AlreadyExistsError."""
+    @post("", status_code=201, operation_id="create_role", opt=requires(new_role_project))
+    async def create_role(self, req: NamedDependency[RequestScope], data: JSONBody[CreateRoleRequest]) -> Role:
+        """In the body's project, else the header's. Raises: AlreadyExistsError."""
         project = data.project_id or req.project_id
-        authz: Authorizer = services(state).authorizer
-        if await permissions_queries.object_kind(conn, project) != "project":
-            raise NoSuchProjectError(f"Project {project} does not exist")
-        await authz.require_visible(
-            conn, req.principal, project, NoSuchProjectError(f"Project {project} does not exist")
-        )
-        await _require_grants(conn, authz, req.principal, project)
         command = CreateRole(project_id=project, name=data.name, description=data.description, metadata=req.meta)
         role_id = await handle_create_role(command, req.ctx)
-        return await self._get(conn, role_id)
+        return await _get(req, role_id)
 
-    @get("", operation_id="list_roles", opt=requires(in_handler))
+    @get("", operation_id="list_roles", opt=requires(filtered_listing))
     async def list_roles(
-        self, req: NamedDependency[RequestScope], conn: NamedDependency[Connection], state: State
+        self, req: NamedDependency[RequestScope], conn: NamedDependency[Connection]
     ) -> ListRolesResponse:
-        authz: Authorizer = services(state).authorizer
+        """The project's roles the caller may see."""
         rows = await permissions_queries.list_roles(conn, req.project_id)
-        return ListRolesResponse(roles=[_role(row) for row in rows if await authz.visible(conn, req.principal, row.id)])
+        return ListRolesResponse(roles=[_role(row) for row in rows if await req.access.sees(conn, row.id)])
 
-    @get("/{role_id:uuid}", operation_id="get_role", opt=requires(in_handler))
-    async def get_role(
-        self,
-        req: NamedDependency[RequestScope],
-        role_id: FromPath[uuid.UUID],
-        conn: NamedDependency[Connection],
-        state: State,
-    ) -> Role:
-        return _role(await _existing(conn, services(state).authorizer, req.principal, role_id))
+    @get("/{role_id:uuid}", operation_id="get_role", opt=requires(on_role(manage=False)))
+    async def get_role(self, role_id: FromPath[uuid.UUID], conn: NamedDependency[Connection]) -> Role:
+        return _role(await _row(conn, role_id))
 
-    @post("/{role_id:uuid}", status_code=200, operation_id="update_role", opt=requires(in_handler))
+    @post("/{role_id:uuid}", status_code=200, operation_id="update_role", opt=requires(on_role(manage=True)))
     async def update_role(
-        self,
-        req: NamedDependency[RequestScope],
-        role_id: FromPath[uuid.UUID],
-        data: JSONBody[UpdateRoleRequest],
-        conn: NamedDependency[Connection],
-        state: State,
+        self, req: NamedDependency[RequestScope], role_id: FromPath[uuid.UUID], data: JSONBody[UpdateRoleRequest]
     ) -> Role:
-        row = await _existing(conn, services(state).authorizer, req.principal, role_id)
-        await _require_grants(conn, services(state).authorizer, req.principal, role_id)
+        async with req.ctx.store.connection() as conn:  # released before the command takes its own
+            row = await _row(conn, role_id)
         command = UpdateRole(
             role_id=role_id,
             project_id=row.project_id,
@@ -132,50 +90,30 @@ class RolesController(Controller):
             metadata=req.meta,
         )
         await handle_update_role(command, req.ctx)
-        return await self._get(conn, role_id)
+        return await _get(req, role_id)
 
-    @delete("/{role_id:uuid}", status_code=204, operation_id="delete_role", opt=requires(in_handler))
-    async def delete_role(
-        self,
-        req: NamedDependency[RequestScope],
-        role_id: FromPath[uuid.UUID],
-        conn: NamedDependency[Connection],
-        state: State,
-    ) -> None:
-        await _existing(conn, services(state).authorizer, req.principal, role_id)
-        await _require_grants(conn, services(state).authorizer, req.principal, role_id)
+    @delete("/{role_id:uuid}", status_code=204, operation_id="delete_role", opt=requires(on_role(manage=True)))
+    async def delete_role(self, req: NamedDependency[RequestScope], role_id: FromPath[uuid.UUID]) -> None:
         await handle_delete_role(DeleteRole(role_id=role_id, metadata=req.meta), req.ctx)
 
-    @get("/{role_id:uuid}/members", operation_id="list_role_members", opt=requires(in_handler))
-    async def list_members(
-        self,
-        req: NamedDependency[RequestScope],
-        role_id: FromPath[uuid.UUID],
-        conn: NamedDependency[Connection],
-        state: State,
-    ) -> RoleMembers:
-        await _existing(conn, services(state).authorizer, req.principal, role_id)
+    @get("/{role_id:uuid}/members", operation_id="list_role_members", opt=requires(on_role(manage=False)))
+    async def list_members(self, role_id: FromPath[uuid.UUID], conn: NamedDependency[Connection]) -> RoleMembers:
         rows = await permissions_queries.assignments(conn, role_id)
         return RoleMembers(members=[_member(who) for who, what in rows if what == "assignee"])
 
-    @post("/{role_id:uuid}/members", status_code=204, operation_id="add_role_members", opt=requires(in_handler))
+    @post("/{role_id:uuid}/members", status_code=204, operation_id="add_role_members", opt=requires(new_role_members))
     async def add_members(
-        self,
-        req: NamedDependency[RequestScope],
-        role_id: FromPath[uuid.UUID],
-        data: JSONBody[RoleMembers],
-        conn: NamedDependency[Connection],
-        state: State,
+        self, req: NamedDependency[RequestScope], role_id: FromPath[uuid.UUID], data: JSONBody[RoleMembers]
     ) -> None:
-        """Add users and roles in one transaction. Raises: NoSuchRoleError, NoSuchUserError, NotAuthorizedError."""
+        """Add users and roles in one transaction (each one's existence checked by the rule)."""
         members = [principal_of(Assignment(type="assignee", user=m.user, role=m.role)) for m in data.members]
-        await self._change(conn, req.ctx, state, req.principal, req.meta, role_id, writes=members, deletes=[])
+        await _change(req, role_id, writes=members, deletes=[])
 
     @delete(
         "/{role_id:uuid}/members/{member_type:str}/{member_id:str}",
         status_code=204,
         operation_id="remove_role_member",
-        opt=requires(in_handler),
+        opt=requires(on_role(manage=True)),
     )
     async def remove_member(
         self,
@@ -183,45 +121,26 @@ class RolesController(Controller):
         role_id: FromPath[uuid.UUID],
         member_type: FromPath[str],
         member_id: FromPath[str],
-        conn: NamedDependency[Connection],
-        state: State,
     ) -> None:
         """Idempotent. Raises: BadRequestError for a member type other than `user` or `role`."""
         if member_type not in ("user", "role"):
             raise BadRequestError("member_type is `user` or `role`")
-        await self._change(
-            conn,
-            req.ctx,
-            state,
-            req.principal,
-            req.meta,
-            role_id,
-            writes=[],
-            deletes=[f"{member_type}:{decode_name(member_id)}"],
-        )
+        await _change(req, role_id, writes=[], deletes=[f"{member_type}:{decode_name(member_id)}"])
 
-    async def _change(
-        self,
-        conn: Connection,
-        ctx: CommandContext,
-        state: State,
-        principal: Principal,
-        meta: EventMetadata,
-        role_id: uuid.UUID,
-        *,
-        writes: list[str],
-        deletes: list[str],
-    ) -> None:
-        await _existing(conn, services(state).authorizer, principal, role_id)
-        await _require_grants(conn, services(state).authorizer, principal, role_id)
-        await require_principals_exist(conn, services(state).authorizer, principal, writes)
-        command = ChangeAssignments(
-            "role", role_id, [(m, "assignee") for m in writes], [(m, "assignee") for m in deletes], meta
-        )
-        await handle_change_assignments(command, ctx)
 
-    async def _get(self, conn: Connection, role_id: uuid.UUID) -> Role:
-        row = await permissions_queries.role(conn, role_id)
-        if row is None:
-            raise not_found("role", role_id)
-        return _role(row)
+async def _change(req: RequestScope, role_id: uuid.UUID, *, writes: list[str], deletes: list[str]) -> None:
+    assignee = [(m, "assignee") for m in writes], [(m, "assignee") for m in deletes]
+    await handle_change_assignments(ChangeAssignments("role", role_id, *assignee, req.meta), req.ctx)
+
+
+async def _row(conn: Connection, role_id: uuid.UUID) -> RoleRow:
+    """The role the rule found visible. Raises: NoSuchRoleError when it is gone since."""
+    row = await permissions_queries.role(conn, role_id)
+    if row is None:
+        raise not_found("role", role_id)
+    return row
+
+
+async def _get(req: RequestScope, role_id: uuid.UUID) -> Role:
+    async with req.ctx.store.connection() as conn:  # taken after the command's own: one at a time
+        return _role(await _row(conn, role_id))

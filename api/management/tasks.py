@@ -93,7 +93,6 @@ class TasksController(Controller):
     async def control_tasks(
         self,
         req: NamedDependency[RequestScope],
-        conn: NamedDependency[Connection],
         warehouse_id: FromPath[uuid.UUID],
         data: JSONBody[ControlTasksRequest],
     ) -> None:
@@ -104,12 +103,13 @@ class TasksController(Controller):
             TaskFinishedError: one of them already ended (nothing is changed then).
         """
         task_ids = list(dict.fromkeys(data.task_ids))
-        for task_id in task_ids:  # all checked before any is changed
-            found = await task_details(conn, [warehouse_id], task_id)
-            if found is None:
-                raise NoSuchTaskError(f"Task with id {task_id} not found")
-            if found[0].status in FINISHED:
-                raise TaskFinishedError(f"Task {task_id} already ended ({found[0].status})")
+        async with req.ctx.store.connection() as conn:  # released before the commands take their own
+            for task_id in task_ids:  # all checked before any is changed
+                found = await task_details(conn, [warehouse_id], task_id)
+                if found is None:
+                    raise NoSuchTaskError(f"Task with id {task_id} not found")
+                if found[0].status in FINISHED:
+                    raise TaskFinishedError(f"Task {task_id} already ended ({found[0].status})")
         for task_id in task_ids:
             match data.action:
                 case RunNow():

@@ -276,3 +276,26 @@ class ReleaseRequest(Request):
     """Where the table or view went (a catalog URI or name), recorded with the event."""
 
     released_to: Name
+
+
+# Read policies (issue 33): rows and columns per principal on a table.
+
+
+class ReadPolicyRequest(msgspec.Struct, frozen=True, kw_only=True, rename="kebab", forbid_unknown_fields=True):
+    """Exactly one of `user` and `role`; `row-filter` an Iceberg expression in the REST spec's JSON form."""
+
+    user: str | None = None
+    role: uuid.UUID | None = None
+    row_filter: Any = None
+    columns: list[str] | None = None
+
+
+class ReadPolicy(msgspec.Struct, frozen=True, kw_only=True, rename="kebab", omit_defaults=True):
+    user: str | None = None
+    role: uuid.UUID | None = None
+    row_filter: Any = None
+    columns: list[str] | None = None
+
+
+class ReadPoliciesResponse(msgspec.Struct, frozen=True, kw_only=True, rename="kebab"):
+    policies: list[ReadPolicy]

@@ -14,7 +14,7 @@ from litestar.testing import TestClient
 
 from api.app import create_app
 from api.auth.authorizer import Authorizer
-from api.auth.rules import authorize, rule_of
+from api.auth.rules import authorize, in_handler, rule_of
 from api.errors import EXCEPTION_HANDLERS
 from api.settings import Settings
 
@@ -38,6 +38,23 @@ def test_every_route_of_the_app_declares_its_authorization_rule() -> None:
                 without.append(f"{sorted(handler.http_methods)} {route.path} ({handler.handler_name})")
     assert handlers > 60, "the catalog, management, console and docs routes were all walked"
     assert without == []
+
+
+def test_only_the_s3_signer_leaves_its_decision_to_the_handler() -> None:
+    """Every other route decides in its declared rule, on the object it acts on (users, roles, grants included)."""
+    deciding = sorted(
+        route.path
+        for route in _app().routes
+        if isinstance(route, HTTPRoute)
+        for handler in route.route_handlers
+        if rule_of(handler) is in_handler
+    )
+    assert deciding == [
+        "/catalog/v1/aws/s3/sign",
+        "/catalog/v1/signer/{prefix:str}/tabular-id/{tabular_id:str}/v1/aws/s3/sign",
+        "/catalog/v1/{prefix:str}/namespaces/{namespace:str}/tables/{table:str}/sign",
+        "/catalog/v1/{prefix:str}/v1/aws/s3/sign",
+    ]
 
 
 def test_a_route_without_a_rule_is_refused_even_for_the_server_admin() -> None:
