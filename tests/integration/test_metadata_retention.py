@@ -75,10 +75,10 @@ def test_dropped_metadata_files_are_deleted_when_the_table_asks_for_it(open_cata
     assert sum(result["kept"] for result in results) == 0
 
 
-async def _table_more(catalog, name: str, commits: int) -> list[str]:
+async def _table_more(catalog, name: str, commits: int, properties: dict[str, str] | None = None) -> list[str]:
     locations = []
     for step in range(commits):
-        updates = [{"action": "set-properties", "updates": {"more": str(step)}}]
+        updates = [{"action": "set-properties", "updates": {"more": str(step), **(properties or {})}}]
         result = await handle_commit_table(CommitTable(catalog.warehouse_id, DB, name, [], updates, META), catalog.ctx)
         locations.append(result.metadata_location)
     return locations
@@ -134,6 +134,13 @@ async def _soft_drop(catalog, name: str) -> None:
     profile = {"type": "soft", "expiration-seconds": 3600}
     await handle_update_delete_profile(UpdateDeleteProfile(catalog.warehouse_id, profile, META), catalog.ctx)
     await handle_drop_table(DropTable(catalog.warehouse_id, DB, name, None, META), catalog.ctx)
+
+
+async def _table_id(catalog, name: str) -> uuid.UUID:
+    async with catalog.ctx.store.connection() as conn:
+        row = await catalog.ctx.state.table(conn, catalog.warehouse_id, DB, name)
+    assert row is not None
+    return row.id
 
 
 async def _undrop(catalog, name: str, table_id: uuid.UUID) -> str:
@@ -192,3 +199,31 @@ def test_a_queued_cleanup_keeps_a_file_a_soft_dropped_table_logs(open_catalog):
     assert sum(result["deleted"] for result in results) == 1
     assert sum(result["kept"] for result in results) == 1
     assert restored == locations[2]
+
+
+def test_another_tables_cleanup_keeps_the_files_of_a_soft_dropped_table(open_catalog):
+    """A table registered onto a soft-dropped table's file, with retention, lets go of that file and the one it logs;
+    the dropped table (restorable once the adopter, which took its id, is gone) points at the first and logs the
+    second: both stay."""
+    retained = {"write.metadata.delete-after-commit.enabled": "true", "write.metadata.previous-versions-max": "1"}
+
+    async def scenario():
+        async with open_catalog() as catalog:
+            ctx, wh = catalog.ctx, catalog.warehouse_id
+            await handle_create_namespace(CreateNamespace(wh, DB, {}, META), ctx)
+            locations = await _table(catalog, "dropped", {}, 1)
+            await _soft_drop(catalog, "dropped")
+            await handle_register_table(RegisterTable(wh, DB, "adopter", locations[1], False, META), ctx)
+            await _table_more(catalog, "adopter", 1, retained)
+            await _table_more(catalog, "adopter", 2)  # with one previous version kept: both of dropped's files go
+            results = await _run_cleanups(ctx)
+            async with ctx.store.connection() as conn:
+                cursor = await conn.execute("SELECT metadata_location FROM deleted_tabulars")
+                dropped = [row[0] for row in await cursor.fetchall()]
+            return locations, results, dropped
+
+    locations, results, dropped = asyncio.run(scenario())
+    assert dropped == [locations[1]]
+    assert [result["kept"] for result in results] == [1, 1, 0]  # the adopter's first two commits let them go
+    assert sum(result["deleted"] for result in results) == 1  # the adopter's own first file
+    assert all(_path(location).exists() for location in locations)
