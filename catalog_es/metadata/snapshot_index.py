@@ -9,7 +9,6 @@ snapshots extends it in place, so a table's commits index each snapshot once. Sa
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -22,7 +21,7 @@ _HELD = "_catalog_snapshot_index"  # a key of the model's `__dict__` that no fie
 
 class _Index:
     """Snapshots in order and the position of each id's first one; the snapshot lists of the models sharing it are
-    prefixes of `order` (the very objects)."""
+    prefixes of `order` (the same snapshots: an update's copy shares the very objects)."""
 
     def __init__(self) -> None:
         self.order: list[Snapshot] = []
@@ -64,13 +63,21 @@ def _index_of(metadata: _IndexedSnapshots, snapshots: list[Snapshot]) -> _Index:
     if held is not None and held.snapshots is snapshots:
         return held.index
     index = held.index if held is not None else None
-    if index is None or not all(map(operator.is_, snapshots, index.order)):  # not a prefix: e.g. snapshots removed
+    if index is None or not leading_equal(snapshots, index.order):  # not a prefix: e.g. snapshots removed
         index = _Index()
         index.extend(snapshots)
     elif len(snapshots) > len(index.order):  # snapshots appended (the same objects before them)
         index.extend(snapshots[len(index.order) :])
     metadata.__dict__[_HELD] = _Held(index, snapshots)
     return index
+
+
+def leading_equal(longer: list[Any], shorter: list[Any]) -> bool:
+    """Whether the lists agree as far as both go, compared in C: list equality skips identical elements without
+    calling `__eq__` (so a list grown by an update compares at the cost of a copy, not of a call per element)."""
+    if len(longer) < len(shorter):
+        longer, shorter = shorter, longer
+    return longer[: len(shorter)] == shorter
 
 
 def indexed(metadata: TableMetadata) -> TableMetadata:
