@@ -8,6 +8,7 @@ import pytest
 from pyiceberg.table.metadata import TableMetadataUtil
 
 from catalog_es.metadata.commit_cache import document_after
+from catalog_es.metadata.document_cache import MetadataDocuments
 from catalog_es.metadata.encryption_keys import KeyedTableMetadataV3
 from catalog_es.metadata.snapshot_index import indexed
 from catalog_es.metadata.tables import commit, metadata_to_json, parse_metadata
@@ -118,3 +119,20 @@ def test_removed_snapshots_are_not_found_after_the_commit_removing_them():
     assert updated.snapshot_by_id(101) is None
     assert updated.snapshot_by_id(104) is updated.snapshots[-1]
     assert document_after(base, metadata_to_json(base), updated) == metadata_to_json(updated)
+
+
+def test_documents_keep_an_upgraded_tables_model_indexed():
+    """pyiceberg builds a format upgrade's model afresh, of a plain class: the documents index it for what follows."""
+    base = parse_metadata(_document(2, 3))
+    upgraded = commit(
+        base, "s3://b/t/m3.json", [], [{"action": "upgrade-format-version", "format-version": 3}], now_ms=9
+    )
+    documents = MetadataDocuments()
+    documents.remember("s3://b/t/m4.json", metadata_to_json(upgraded), upgraded)
+    kept = documents.parsed("s3://b/t/m4.json")
+    assert kept is not None
+    assert kept is not upgraded
+    assert kept == upgraded
+    assert indexed(kept) is kept
+    assert metadata_to_json(kept) == metadata_to_json(upgraded)
+    assert kept.snapshot_by_id(103) is kept.snapshots[-1]
