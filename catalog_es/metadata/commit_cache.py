@@ -7,7 +7,6 @@ base; its JSON is then the base document's, and only the changed fields (and new
 
 from __future__ import annotations
 
-import operator
 from functools import cache
 from typing import Any
 
@@ -15,6 +14,7 @@ from pydantic import BaseModel
 from pyiceberg.table.metadata import TableMetadata
 
 from catalog_es.events import Json
+from catalog_es.metadata.snapshot_index import leading_equal
 from catalog_es.metadata.tables import metadata_to_json
 
 
@@ -89,9 +89,10 @@ def _list_json(new: Any, old: Any, old_json: Any) -> list[Any] | None:
 
 
 def _shared_prefix(new: list[Any], old: list[Any]) -> int:
-    """How many leading elements `new` shares (as the very objects) with `old`, found without a Python loop."""
+    """How many leading elements `new` shares with `old`: the very objects, found without a Python loop (or equal
+    ones, which have the same JSON)."""
     length = min(len(new), len(old))
-    if all(map(operator.is_, new, old)):
+    if leading_equal(new, old):
         return length
     for index in range(length):
         if new[index] is not old[index]:

@@ -14,6 +14,7 @@ from typing import NamedTuple
 from pyiceberg.table.metadata import TableMetadata
 
 from catalog_es.events import Json
+from catalog_es.metadata.snapshot_index import indexed
 from catalog_es.metadata.tables import parse_metadata
 
 
@@ -60,7 +61,8 @@ class MetadataDocuments:
         """Keep the document just written (or read) at `location`: the table's next commit starts from it."""
         if self._capacity <= 0:
             return
-        self._entries[location] = _Entry(document, parsed)
+        # A model an update made of another class (a format upgrade) is indexed here, for the commits after it.
+        self._entries[location] = _Entry(document, indexed(parsed) if parsed is not None else None)
         self._entries.move_to_end(location)
         while len(self._entries) > self._capacity:
             self._entries.popitem(last=False)

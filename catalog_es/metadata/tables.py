@@ -41,6 +41,7 @@ from catalog_es.metadata.pyiceberg_compat import (
 from catalog_es.metadata.ref_clock import REF_CLOCK_RULES, ClockedUpdateContext
 from catalog_es.metadata.requirement_failures import reference_message
 from catalog_es.metadata.row_lineage import ROW_LINEAGE_RULES, next_row_id_of, with_next_row_id
+from catalog_es.metadata.snapshot_index import indexed
 from catalog_es.metadata.variant_type import with_variant_types
 
 _REQUIREMENTS = pydantic.TypeAdapter(list[TableRequirement])
@@ -76,12 +77,15 @@ def metadata_to_json(metadata: TableMetadata) -> Json:
 
 
 def parse_metadata(document: Json) -> TableMetadata:
-    """Raises: BadRequestError when the document is not valid table metadata."""
+    """The document's model, one that finds snapshots by id in a dict (`snapshot_index`).
+
+    Raises: BadRequestError when the document is not valid table metadata.
+    """
     document = _with_variant_schemas(document)
     try:
         if document.get("format-version") == 3:
-            return KeyedTableMetadataV3.model_validate({**document, "next-row-id": next_row_id_of(document)})
-        return TableMetadataUtil.parse_obj(document)
+            return indexed(KeyedTableMetadataV3.model_validate({**document, "next-row-id": next_row_id_of(document)}))
+        return indexed(TableMetadataUtil.parse_obj(document))
     except (pydantic.ValidationError, TypeError, ValueError, IcebergValidationError) as exc:
         raise BadRequestError(f"Invalid table metadata: {exc}") from None
 
