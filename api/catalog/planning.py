@@ -114,9 +114,10 @@ async def _find(
     replica signed. None for an unknown, forged, spent, another caller's or another table's id, or one whose
     read policy has changed since: all answer alike (404), and the client plans again."""
     planning, principal = services(request.app.state).planning, request_principal(request.scope).user_id
+    policy = "" if resolved.policy is None else resolved.policy.fingerprint()
     state = planning.registry.find(plan_id, principal, resolved.row.id)
     if state is not None or planning.registry.spent(plan_id):
-        return state
+        return state if state is None or state.key[2] == policy else None
     claim = _claim(req, planning, resolved, plan_id, principal)
     if claim is None or not revive:
         return None
