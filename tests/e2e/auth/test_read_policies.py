@@ -168,3 +168,17 @@ def test_principal_under_policy_plans_on_server_whatever_the_warehouse_and_table
     assert _catalog(authz_catalog, idp, "bob").properties.get("scan-planning-mode") is None
     bob = httpx.get(base, headers={"Authorization": f"Bearer {idp.token('bob')}"}, timeout=30).json()
     assert "scan-planning-mode" not in bob.get("config", {})
+
+
+def test_warehouse_scan_planning_mode_needs_modify_on_the_warehouse(
+    authz_catalog: RunningCatalog, idp: OpenIdProvider, people: str
+) -> None:
+    admin, bob = (_management(authz_catalog, idp, client) for client in ("admin", "bob"))
+    warehouse = _id(authz_catalog, "SELECT id FROM warehouses")
+    refused = bob.post(f"/warehouse/{warehouse}/scan-planning", json={"mode": "server"})  # only `select` on a table
+    assert refused.status_code in (403, 404), refused.text
+    assert admin.get(f"/warehouse/{warehouse}").json()["scan-planning"] is None  # nothing recorded
+    _granted(admin, f"warehouse/{warehouse}", writes=[{"type": "modify", "user": "oidc~bob"}])
+    assert bob.post(f"/warehouse/{warehouse}/scan-planning", json={"mode": "server"}).status_code == 204
+    assert admin.get(f"/warehouse/{warehouse}").json()["scan-planning"] == "server"
+    assert _catalog(authz_catalog, idp, "bob").properties.get("scan-planning-mode") == "server"
