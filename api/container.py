@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from api.maintenance.scheduling import schedule_due
 from api.settings import Settings
 from catalog_es.clock import RandomIds, SystemClock
 from catalog_es.metadata.document_cache import MetadataDocuments
+from catalog_es.planning.plan_ids import PlanIds
 from catalog_es.planning.service import ScanPlanning
 from catalog_es.storage.file_roots import FileStorageRoots
 from catalog_es.storage.vendor import CredentialVendor
@@ -32,6 +34,8 @@ from projections.permissions.queries import AccessReadModel
 from projections.protection import ProtectionReadModel
 from projections.registry import inline_projectors as default_inline_projectors
 from projections.relay.metrics import RelayMetrics
+
+PLAN_ID_PURPOSE = "scan plan ids"  # the secrets-store purpose of the plan-id signing key
 
 
 @dataclass(frozen=True)
@@ -51,18 +55,26 @@ class Services:
     relay_metrics: RelayMetrics | None = None
     as_of: AsOfCache = field(default_factory=lambda: AsOfCache(4))  # replayed past catalogs (as-of prefixes)
     vendor: CredentialVendor = field(default_factory=CredentialVendor)  # vended S3 credentials and their cache
-    planning: ScanPlanning = field(default_factory=lambda: scan_planning(Settings()))  # plans, their cache and ids
+    # plans, their cache and ids
+    planning: ScanPlanning = field(default_factory=lambda: scan_planning(Settings(), None))
     local_tokens: LocalTokens | None = None  # the service principals' token signer (None: not enabled)
 
 
-def scan_planning(settings: Settings) -> ScanPlanning:
-    """The process's scan planner with its bounded plan cache (`CATALOG_ES__SCAN_PLANNING__*`)."""
+def scan_planning(settings: Settings, secrets: SecretStore | None) -> ScanPlanning:
+    """The process's scan planner with its bounded plan cache (`CATALOG_ES__SCAN_PLANNING__*`).
+
+    Plan-ids are signed with a key derived from the secrets key, so every replica reads the others' ids; without
+    a secrets store (file warehouses only) the key is this process's own and an id is served by its replica only.
+    """
     config = settings.scan_planning
+    key = secrets.signing_key(PLAN_ID_PURPOSE) if secrets is not None else os.urandom(32)
     return ScanPlanning(
         cache_bytes=config.cache_mib * 1024 * 1024,
         max_plans=config.max_plans,
         page_size=config.page_size,
         sync_seconds=config.sync_seconds,
+        ids=PlanIds(key),
+        max_queued=config.max_queued,
     )
 
 
@@ -144,7 +156,7 @@ async def open_services(
             relay_metrics=relay_metrics,
             as_of=AsOfCache(settings.as_of_cache_size),
             vendor=CredentialVendor(),
-            planning=scan_planning(settings),
+            planning=scan_planning(settings, secrets),
             local_tokens=local_tokens,
         )
     finally:

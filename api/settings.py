@@ -75,6 +75,8 @@ class ScanPlanningSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=Tr
     page_size: Annotated[int, msgspec.Meta(ge=1)] = 1000  # file scan tasks per page (plan tasks page the rest)
     cache_mib: Annotated[int, msgspec.Meta(ge=0)] = 256  # memory for finished plans, per process (LRU)
     max_plans: Annotated[int, msgspec.Meta(ge=1)] = 1000  # plan-ids kept per process, the oldest forgotten first
+    # distinct plans being planned at once per process; past it planTableScan answers 503 with Retry-After
+    max_queued: Annotated[int, msgspec.Meta(ge=1)] = 64
 
 
 class UiSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -12,6 +12,7 @@ from catalog_es.errors import WarehouseInactiveError
 from catalog_es.events import Json, SecretReference
 from catalog_es.identifiers import Namespace
 from catalog_es.metadata.rebase import RebaseMode
+from catalog_es.planning.mode import ScanPlanningMode
 from catalog_es.store.database import Connection
 
 
@@ -34,6 +35,8 @@ class WarehouseRow(msgspec.Struct, frozen=True):
     version: int = 1
     # The warehouse's own server-side rebase mode (issue 19); None: the server's setting is in force.
     server_side_rebase: RebaseMode | None = None
+    # The warehouse's own scan-planning mode (issue 33); None: the server's setting is in force.
+    scan_planning: ScanPlanningMode | None = None
 
     @property
     def alternative_schemes(self) -> tuple[str, ...]:

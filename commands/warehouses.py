@@ -1,5 +1,5 @@
-"""Warehouse use cases: create, rename, (de)activate, storage and credential updates, delete profile, rebase mode,
-delete."""
+"""Warehouse use cases: create, rename, (de)activate, storage and credential updates, delete profile, rebase and
+scan-planning modes, delete."""
 
 from __future__ import annotations
 
@@ -21,11 +21,13 @@ from catalog_es.events import (
     WarehouseDeleteProfileUpdated,
     WarehouseEvent,
     WarehouseRenamed,
+    WarehouseScanPlanningUpdated,
     WarehouseServerSideRebaseUpdated,
     WarehouseStorageUpdated,
 )
 from catalog_es.identifiers import name_key
 from catalog_es.metadata.rebase import RebaseMode
+from catalog_es.planning.mode import ScanPlanningMode
 from catalog_es.state import WarehouseRow
 from catalog_es.storage.backends import validate_access
 from catalog_es.storage.delete_profiles import decode_delete_profile
@@ -101,6 +103,14 @@ class UpdateServerSideRebase(msgspec.Struct, frozen=True):
 
     warehouse_id: uuid.UUID
     mode: RebaseMode | None
+    metadata: EventMetadata
+
+
+class UpdateScanPlanning(msgspec.Struct, frozen=True):
+    """The warehouse's own scan-planning mode; None falls back to the server's `scan_planning.mode`."""
+
+    warehouse_id: uuid.UUID
+    mode: ScanPlanningMode | None
     metadata: EventMetadata
 
 
@@ -281,6 +291,17 @@ async def handle_update_server_side_rebase(cmd: UpdateServerSideRebase, ctx: Com
     async with ctx.store.transaction(cmd.metadata) as tx:
         row = await _existing(tx, ctx, cmd.warehouse_id)
         event = WarehouseServerSideRebaseUpdated(warehouse_id=row.id, project_id=row.project_id, mode=cmd.mode)
+        await _append(tx, row, event)
+
+
+async def handle_update_scan_planning(cmd: UpdateScanPlanning, ctx: CommandContext) -> None:
+    """Recorded even when the mode is unchanged, as the rebase mode is: the audit shows who set it, and when.
+
+    In force for the next /config and loadTable (the warehouse cache drops the row with the event).
+    """
+    async with ctx.store.transaction(cmd.metadata) as tx:
+        row = await _existing(tx, ctx, cmd.warehouse_id)
+        event = WarehouseScanPlanningUpdated(warehouse_id=row.id, project_id=row.project_id, mode=cmd.mode)
         await _append(tx, row, event)
 
 

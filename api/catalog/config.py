@@ -19,6 +19,7 @@ from api.container import services
 from api.dependencies import RequestScope, split_warehouse_name
 from api.settings import Settings
 from catalog_es.errors import BadRequestError, NoSuchWarehouseError
+from catalog_es.planning.mode import warehouse_mode
 from catalog_es.state import require_active
 from catalog_es.store.database import Connection
 from projections.permissions.read_policies import has_read_policy_in
@@ -47,8 +48,9 @@ async def get_config(
         prefix = f"{row.id}@{await resolve_as_of(conn, as_of)}"
         endpoints = [endpoint for endpoint in IMPLEMENTED_ENDPOINTS if is_read(endpoint)]
     # `server` as an override: clients MUST plan here (pyiceberg 0.12 reads it from the catalog's properties).
-    # So is a principal under a read policy on any table of the warehouse: its reads are planned here.
-    planning = settings.scan_planning.mode
+    # The warehouse's own mode, else the server's; a principal under a read policy on any table of the
+    # warehouse gets `server` whatever the mode: its reads are planned here.
+    planning = warehouse_mode(settings.scan_planning.mode, row.scan_planning)
     authz, principal = services(state).authorizer, req.principal
     if authz.enabled and await has_read_policy_in(conn, row.id, principal.user_id, principal.roles):
         planning = "server"

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import secrets
 import uuid
 from typing import Any
 
 import msgspec
 from litestar import Request, Response, delete, get, post
 from litestar.di import NamedDependency
+from litestar.exceptions import HTTPException
 from litestar.params import FromPath
 from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil
 
@@ -24,15 +26,17 @@ from api.encoded_slash import decode_name
 from api.errors import error_model
 from catalog_es.errors import BadRequestError, NoSuchPlanIdError, NoSuchPlanTaskError, NoSuchTableError
 from catalog_es.planning.cache import PlanKey, PlanState
+from catalog_es.planning.plan_ids import PlanClaim
 from catalog_es.planning.planner import PlannedScan, plan_scan, resolve_snapshot
 from catalog_es.planning.policy import ReadPolicy
 from catalog_es.planning.request import ScanRequest
-from catalog_es.planning.service import ScanPlanning
+from catalog_es.planning.service import PlanningBusyError, ScanPlanning
 from catalog_es.state import TabularRow
 from projections.permissions.read_policies import read_policy_for
 
 _TABLE = "/{prefix:str}/namespaces/{namespace:str}/tables/{table:str}"
 _TOKEN_PREFIX = "pt1."  # noqa: S105 - a format tag, not a secret
+_RETRY_AFTER_SECONDS = 1  # a busy planner's advice to the client (503)
 
 
 class _FetchScanTasks(msgspec.Struct, frozen=True, rename="kebab"):
@@ -97,7 +101,45 @@ async def _start(
     def work() -> PlannedScan:
         return plan_scan(metadata, storage.file_io(location), pinned, policy, page_size)
 
-    return key, planning.start(key, work)
+    try:
+        return key, planning.start(key, work)
+    except PlanningBusyError as busy:  # the spec's ServiceUnavailableResponse; the client retries
+        raise HTTPException(str(busy), status_code=503, headers={"Retry-After": str(_RETRY_AFTER_SECONDS)}) from None
+
+
+async def _find(
+    req: RequestScope, request: Request[Any, Any, Any], resolved: _Resolved, plan_id: str, *, revive: bool
+) -> PlanState | None:
+    """The caller's plan on this table: this process's, else (when `revive`) planned again from a plan-id another
+    replica signed. None for an unknown, forged, spent, another caller's or another table's id, or one whose
+    read policy has changed since: all answer alike (404), and the client plans again."""
+    planning, principal = services(request.app.state).planning, request_principal(request.scope).user_id
+    policy = "" if resolved.policy is None else resolved.policy.fingerprint()
+    state = planning.registry.find(plan_id, principal, resolved.row.id)
+    if state is not None or planning.registry.spent(plan_id):
+        return state if state is None or state.key[2] == policy else None
+    claim = _claim(req, planning, resolved, plan_id, principal)
+    if claim is None or not revive:
+        return None
+    try:
+        scan = msgspec.json.decode(claim.request, type=ScanRequest).validated()
+        key, job = await _start(req, planning, resolved, scan)
+    except (msgspec.ValidationError, msgspec.DecodeError, BadRequestError):  # e.g. the snapshot has expired since
+        return None
+    state = PlanState(principal, resolved.row.id, key, job)
+    planning.registry.add(plan_id, state)
+    return state
+
+
+def _claim(
+    req: RequestScope, planning: ScanPlanning, resolved: _Resolved, plan_id: str, principal: str
+) -> PlanClaim | None:
+    """The signed claim of `plan_id` when it names this warehouse, table, caller and the caller's policy now."""
+    claim = planning.ids.read(plan_id)
+    policy = "" if resolved.policy is None else resolved.policy.fingerprint()
+    if claim is None or (claim.warehouse_id, claim.table_id) != (req.warehouse.id, resolved.row.id):
+        return None
+    return claim if (claim.principal, claim.policy) == (principal, policy) else None
 
 
 def _token(key: PlanKey, page: int) -> str:
@@ -153,7 +195,9 @@ async def plan_table_scan(
     planning = services(request.app.state).planning
     key, job = await _start(req, planning, resolved, scan)
     principal = request_principal(request.scope).user_id
-    plan_id = planning.registry.add(PlanState(principal, resolved.row.id, key, job))
+    claim = PlanClaim(req.warehouse.id, key[0], key[1].decode(), key[2], principal, secrets.token_urlsafe(12))
+    plan_id = planning.ids.issue(claim)
+    planning.registry.add(plan_id, PlanState(principal, resolved.row.id, key, job))
     try:
         plan = await asyncio.wait_for(asyncio.shield(job), planning.sync_seconds)
     except TimeoutError:
@@ -174,10 +218,13 @@ async def fetch_planning_result(
     plan_id: FromPath[str],
     delegation: DelegationHeader = None,
 ) -> Response[bytes]:
-    """Raises: NoSuchPlanIdError for an unknown id, or one of another caller or table (answered alike)."""
+    """Any replica answers: one that does not hold the plan plans it again from its signed id.
+
+    Raises: NoSuchPlanIdError for an unknown id, or one of another caller or table (answered alike).
+    """
     resolved = await _resolve(req, request, namespace, table)
     planning = services(request.app.state).planning
-    state = planning.registry.find(plan_id, request_principal(request.scope).user_id, resolved.row.id)
+    state = await _find(req, request, resolved, plan_id, revive=True)
     if state is None:
         raise NoSuchPlanIdError(f"Plan {plan_id!r} does not exist")
     if state.job.cancelled():
@@ -200,11 +247,17 @@ async def cancel_planning(
     table: FromPath[str],
     plan_id: FromPath[str],
 ) -> None:
-    """Raises: NoSuchPlanIdError as `fetch_planning_result`."""
+    """Stops the planning on this replica and spends the id here (another replica would plan it again).
+
+    Raises: NoSuchPlanIdError as `fetch_planning_result`.
+    """
     resolved = await _resolve(req, request, namespace, table)
     planning = services(request.app.state).planning
-    state = planning.registry.find(plan_id, request_principal(request.scope).user_id, resolved.row.id)
-    if state is None:
+    state = await _find(req, request, resolved, plan_id, revive=False)
+    principal = request_principal(request.scope).user_id
+    if planning.registry.spent(plan_id) or (
+        state is None and _claim(req, planning, resolved, plan_id, principal) is None
+    ):
         raise NoSuchPlanIdError(f"Plan {plan_id!r} does not exist")
     planning.registry.remove(plan_id)
 

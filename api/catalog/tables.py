@@ -52,6 +52,7 @@ from api.idempotency import NOT_IDEMPOTENT
 from catalog_es.errors import BadRequestError, NoSuchTableError
 from catalog_es.identifiers import Namespace
 from catalog_es.metadata.tables import only_referenced_snapshots
+from catalog_es.planning.mode import ScanPlanningMode, document_mode, warehouse_mode
 from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.store.database import Connection
 from catalog_es.store.metrics_reports import record_metrics_report
@@ -79,6 +80,14 @@ async def _load(
     if row is None:
         raise NoSuchTableError(f"Table does not exist: {ident}.{table}")
     return row
+
+
+def planning_config(server: ScanPlanningMode, warehouse: WarehouseRow, document: bytes) -> dict[str, str]:
+    """`scan-planning-mode` for an unpoliced loadTable: the table's property over the warehouse's mode over the
+    server's; said whenever it is `server` or differs from what /config advertised for the warehouse."""
+    inherited = warehouse_mode(server, warehouse.scan_planning)
+    mode = document_mode(inherited, document)
+    return {"scan-planning-mode": mode} if "server" in (mode, inherited) else {}
 
 
 def _planned_only(config: dict[str, str]) -> dict[str, str]:
@@ -172,12 +181,12 @@ class TablesController(Controller):
                 found = await req.read_model.table_document(conn, req.warehouse.id, ident, name)
                 if found is None:
                     raise NoSuchTableError(f"Table does not exist: {ident}.{table}")
-                location, metadata = found[0], msgspec.Raw(found[1])
+                location, document = found
             else:
                 row = await _load(conn, req.read_model, req.warehouse, namespace, table)
                 location = row.metadata_location
-                document = row.metadata if snapshots == "all" else only_referenced_snapshots(row.metadata)
-                metadata = msgspec.Raw(msgspec.json.encode(document))
+                kept = row.metadata if snapshots == "all" else only_referenced_snapshots(row.metadata)
+                document = msgspec.json.encode(kept)
             tag = etag(location, snapshots)
             if if_none_match is not None and tag in (part.strip() for part in if_none_match.split(",")):
                 return Response(None, status_code=304, headers={"ETag": tag})
@@ -195,10 +204,10 @@ class TablesController(Controller):
             if policy is not None
             else await table_config(request, req, access.config, ident, name)
         )
-        if policy is None and req.settings.scan_planning.mode == "server":
-            config = {**config, "scan-planning-mode": "server"}
+        if policy is None:
+            config = {**config, **planning_config(req.settings.scan_planning.mode, req.warehouse, document)}
         result = LoadTableDocument(
-            metadata=metadata,
+            metadata=msgspec.Raw(document),
             metadata_location=location,
             config=config,
             storage_credentials=access.storage_credentials,

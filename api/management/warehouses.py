@@ -1,5 +1,5 @@
 """Warehouses under /management/v1: create, list, get, rename, (de)activate, storage, credential, delete profile,
-server-side rebase, delete."""
+server-side rebase, scan planning, delete."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from api.management.wire import (
     RenameRequest,
     UpdateCredentialRequest,
     UpdateDeleteProfileRequest,
+    UpdateScanPlanningRequest,
     UpdateServerSideRebaseRequest,
     UpdateStorageRequest,
 )
@@ -35,6 +36,7 @@ from commands.warehouses import (
     SetWarehouseActive,
     UpdateCredential,
     UpdateDeleteProfile,
+    UpdateScanPlanning,
     UpdateServerSideRebase,
     UpdateStorage,
     handle_create_warehouse,
@@ -43,6 +45,7 @@ from commands.warehouses import (
     handle_set_warehouse_active,
     handle_update_credential,
     handle_update_delete_profile,
+    handle_update_scan_planning,
     handle_update_server_side_rebase,
     handle_update_storage,
 )
@@ -63,6 +66,7 @@ def _response(row: WarehouseRow, protected: set[uuid.UUID]) -> GetWarehouseRespo
         storage_credential_type=str(row.storage_profile.get("type")) if credential else None,
         storage_credential_fingerprint=credential.fingerprint if credential else None,
         server_side_rebase=row.server_side_rebase,
+        scan_planning=row.scan_planning,
     )
 
 
@@ -192,3 +196,15 @@ class WarehousesController(Controller):
         null falls back to it. The table property `catalog-es.server-side-rebase` still decides under `opt-in`
         and opts a table out under `on`."""
         await handle_update_server_side_rebase(UpdateServerSideRebase(warehouse_id, data.mode, req.meta), req.ctx)
+
+    @post("/{warehouse_id:uuid}/scan-planning", status_code=204, opt=requires(on_warehouse("modify")))
+    async def update_scan_planning(
+        self,
+        req: NamedDependency[RequestScope],
+        warehouse_id: FromPath[uuid.UUID],
+        data: JSONBody[UpdateScanPlanningRequest],
+    ) -> None:
+        """`client` or `server` for the warehouse's tables (issue 33), advertised as `scan-planning-mode` in /config
+        and loadTable, overriding the server's setting; null falls back to it. The table property
+        `catalog-es.scan-planning-mode` still decides a table's loadTable; a read policy still forces `server`."""
+        await handle_update_scan_planning(UpdateScanPlanning(warehouse_id, data.mode, req.meta), req.ctx)

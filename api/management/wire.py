@@ -10,6 +10,7 @@ import msgspec
 
 from api.wire_limits import Name, Text
 from catalog_es.metadata.rebase import RebaseMode
+from catalog_es.planning.mode import ScanPlanningMode
 
 Json = dict[str, Any]
 
@@ -88,6 +89,7 @@ class GetWarehouseResponse(Response):
     storage_credential_type: str | None = None
     storage_credential_fingerprint: str | None = None
     server_side_rebase: RebaseMode | None = None  # the warehouse's own mode; null: the server's setting
+    scan_planning: ScanPlanningMode | None = None  # the warehouse's own scan-planning mode; null: the server's
 
 
 class ListWarehousesResponse(Response):
@@ -111,6 +113,12 @@ class UpdateServerSideRebaseRequest(Request):
     """`mode` null or absent: the warehouse follows the server's setting again."""
 
     mode: RebaseMode | None = None
+
+
+class UpdateScanPlanningRequest(Request):
+    """`mode` null or absent: the warehouse follows the server's setting again."""
+
+    mode: ScanPlanningMode | None = None
 
 
 class AccessRequest(msgspec.Struct, rename="kebab", forbid_unknown_fields=True, kw_only=True):

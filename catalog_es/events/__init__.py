@@ -64,6 +64,7 @@ from catalog_es.events.catalog import (
     WarehouseDeleteProfileUpdated,
     WarehouseEvent,
     WarehouseRenamed,
+    WarehouseScanPlanningUpdated,
     WarehouseServerSideRebaseUpdated,
     WarehouseStorageUpdated,
 )
@@ -128,6 +129,7 @@ __all__ = [
     "WarehouseDeleted",
     "WarehouseEvent",
     "WarehouseRenamed",
+    "WarehouseScanPlanningUpdated",
     "WarehouseServerSideRebaseUpdated",
     "WarehouseStorageUpdated",
     "current_type",

@@ -112,6 +112,16 @@ class WarehouseServerSideRebaseUpdated(WarehouseEvent, frozen=True, kw_only=True
     mode: Literal["off", "opt-in", "on"] | None = None
 
 
+class WarehouseScanPlanningUpdated(WarehouseEvent, frozen=True, kw_only=True):
+    """Which side plans the scans of the warehouse's tables (issue 33); None: the server's setting decides.
+
+    The modes are `catalog_es.planning.mode.ScanPlanningMode`, spelled out here so the stored schema stands alone.
+    """
+
+    type_name = "io.catalog-es.warehouse.scan-planning-updated.v1"
+    mode: Literal["client", "server"] | None = None
+
+
 class WarehouseDeleted(WarehouseEvent, frozen=True, kw_only=True):
     type_name = "io.catalog-es.warehouse.deleted.v1"
 
@@ -288,6 +298,7 @@ CATALOG_EVENTS: tuple[type[Event], ...] = (
     WarehouseCredentialUpdated,
     WarehouseDeleteProfileUpdated,
     WarehouseServerSideRebaseUpdated,
+    WarehouseScanPlanningUpdated,
     WarehouseDeleted,
     NamespaceCreated,
     NamespacePropertiesUpdated,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import secrets
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -57,20 +56,21 @@ class PlanState:
 
 
 class PlanRegistry:
-    """Plans by id, so `GET/DELETE …/plan/{plan-id}` find them; at most `capacity`, the oldest forgotten first
-    (a forgotten id answers like one that never was: the client plans again)."""
+    """Plans by id, so `GET/DELETE …/plan/{plan-id}` find them at once; at most `capacity`, the oldest forgotten
+    first. A cache only: an id this process forgot, or never saw (another replica's), is signed and planned again
+    from itself (`catalog_es.planning.plan_ids`). Ids cancelled or reported failed here are remembered as spent
+    (as many), so they answer 404 on this process from then on."""
 
     def __init__(self, capacity: int) -> None:
         self._capacity = capacity
         self._plans: OrderedDict[str, PlanState] = OrderedDict()
+        self._spent: OrderedDict[str, None] = OrderedDict()
 
-    def add(self, state: PlanState) -> str:
-        plan_id = secrets.token_urlsafe(18)
+    def add(self, plan_id: str, state: PlanState) -> None:
         self._plans[plan_id] = state
         while len(self._plans) > self._capacity:
             _, old = self._plans.popitem(last=False)
             old.job.cancel()
-        return plan_id
 
     def find(self, plan_id: str, principal: str, table_id: uuid.UUID) -> PlanState | None:
         """The plan, only for the caller who made it and on its table: anything else is no plan at all."""
@@ -79,7 +79,13 @@ class PlanRegistry:
             return None
         return state
 
+    def spent(self, plan_id: str) -> bool:
+        return plan_id in self._spent
+
     def remove(self, plan_id: str) -> None:
         state = self._plans.pop(plan_id, None)
         if state is not None:
             state.job.cancel()
+        self._spent[plan_id] = None
+        while len(self._spent) > self._capacity:
+            self._spent.popitem(last=False)

@@ -35,7 +35,7 @@ _TABULAR_COLUMNS = "id, warehouse_id, namespace_id, name, name_key, location, me
 _NAMESPACE_COLUMNS = "id, warehouse_id, parts, key, parent_key, properties"
 _WAREHOUSE_COLUMNS = (
     "id, project_id, name, name_key, location, storage_profile, status, delete_profile, storage_credential_id,"
-    " storage_credential_fingerprint, server_side_rebase"
+    " storage_credential_fingerprint, server_side_rebase, scan_planning"
 )
 
 
@@ -173,7 +173,7 @@ async def _(event: WarehouseUndeleted, conn: Connection, recorded: RecordedEvent
     await conn.execute(
         f"INSERT INTO warehouses ({_WAREHOUSE_COLUMNS}, version) SELECT id, project_id, %s, %s, location,"
         " storage_profile, status, delete_profile, storage_credential_id, storage_credential_fingerprint,"
-        " server_side_rebase, %s FROM deleted_warehouses WHERE id = %s".encode(),
+        " server_side_rebase, scan_planning, %s FROM deleted_warehouses WHERE id = %s".encode(),
         (event.name, name_key(event.name), recorded.stream_version, event.warehouse_id),
     )
     await conn.execute("DELETE FROM deleted_warehouses WHERE id = %s", (event.warehouse_id,))

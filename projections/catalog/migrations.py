@@ -8,4 +8,5 @@ READ_MODEL_MIGRATIONS = (
     Migration("0103_management_read_model", packaged_sql("projections.catalog", "management_read_model.sql")),
     Migration("0104_deleted_read_model", packaged_sql("projections.catalog", "deleted_read_model.sql")),
     Migration("0105_warehouse_rebase_mode", packaged_sql("projections.catalog", "warehouse_rebase_mode.sql")),
+    Migration("0106_warehouse_scan_planning", packaged_sql("projections.catalog", "warehouse_scan_planning.sql")),
 )

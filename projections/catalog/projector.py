@@ -40,6 +40,7 @@ from catalog_es.events import (
     WarehouseDeleted,
     WarehouseDeleteProfileUpdated,
     WarehouseRenamed,
+    WarehouseScanPlanningUpdated,
     WarehouseServerSideRebaseUpdated,
     WarehouseStorageUpdated,
 )
@@ -244,6 +245,14 @@ async def _(event: WarehouseDeleteProfileUpdated, conn: Connection, version: int
 async def _(event: WarehouseServerSideRebaseUpdated, conn: Connection, version: int) -> None:
     await conn.execute(
         "UPDATE warehouses SET server_side_rebase = %s, version = %s WHERE id = %s",
+        (event.mode, version, event.warehouse_id),
+    )
+
+
+@_apply.register
+async def _(event: WarehouseScanPlanningUpdated, conn: Connection, version: int) -> None:
+    await conn.execute(
+        "UPDATE warehouses SET scan_planning = %s, version = %s WHERE id = %s",
         (event.mode, version, event.warehouse_id),
     )
 

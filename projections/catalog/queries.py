@@ -25,7 +25,8 @@ from projections.catalog.tabular_rows import fetch_tabular, tabular_select
 
 WAREHOUSE_COLUMNS = (
     "SELECT id, project_id, name, location, storage_profile, status, delete_profile,"
-    " storage_credential_id, storage_credential_fingerprint, version, server_side_rebase FROM warehouses"
+    " storage_credential_id, storage_credential_fingerprint, version, server_side_rebase,"
+    " scan_planning FROM warehouses"
 )
 
 

@@ -47,6 +47,7 @@ from commands.warehouses import (
     SetWarehouseActive,
     UpdateCredential,
     UpdateDeleteProfile,
+    UpdateScanPlanning,
     UpdateServerSideRebase,
     UpdateStorage,
     handle_create_warehouse,
@@ -55,6 +56,7 @@ from commands.warehouses import (
     handle_set_warehouse_active,
     handle_update_credential,
     handle_update_delete_profile,
+    handle_update_scan_planning,
     handle_update_server_side_rebase,
     handle_update_storage,
 )
@@ -207,6 +209,7 @@ async def _manage(catalog) -> None:
     await handle_set_warehouse_active(SetWarehouseActive(bi, active=True, metadata=META), ctx)
     await handle_update_delete_profile(UpdateDeleteProfile(bi, {"type": "soft", "expiration-seconds": 60}, META), ctx)
     await handle_update_server_side_rebase(UpdateServerSideRebase(bi, "on", META), ctx)
+    await handle_update_scan_planning(UpdateScanPlanning(bi, "server", META), ctx)
     await handle_update_storage(UpdateStorage(warehouse_id=bi, storage_profile=profile, metadata=META), ctx)
     await handle_update_credential(UpdateCredential(warehouse_id=bi, storage_credential=None, metadata=META), ctx)
 

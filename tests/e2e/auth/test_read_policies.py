@@ -146,3 +146,39 @@ def test_read_policies_are_managed_by_who_manages_grants(
     assert removed.status_code == 204
     table = _catalog(authz_catalog, idp, "alice").load_table("hr.people")
     assert len(table.scan().to_arrow()) == 18  # no policy left: every row and column
+
+
+def test_principal_under_policy_plans_on_server_whatever_the_warehouse_and_table_say(
+    authz_catalog: RunningCatalog, idp: OpenIdProvider, people: str
+) -> None:
+    admin = _catalog(authz_catalog, idp, "admin")
+    admin.load_table("hr.people").transaction().set_properties(
+        {"catalog-es.scan-planning-mode": "client"}
+    ).commit_transaction()
+    warehouse = _id(authz_catalog, "SELECT id FROM warehouses")
+    changed = _management(authz_catalog, idp, "admin").post(
+        f"/warehouse/{warehouse}/scan-planning", json={"mode": "client"}
+    )
+    assert changed.status_code == 204, changed.text
+    base = f"{authz_catalog.catalog_uri}/v1/{warehouse}/namespaces/hr/tables/people"
+
+    assert _catalog(authz_catalog, idp, "alice").properties.get("scan-planning-mode") == "server"
+    alice = httpx.get(base, headers={"Authorization": f"Bearer {idp.token('alice')}"}, timeout=30).json()
+    assert alice["config"]["scan-planning-mode"] == "server"
+    assert _catalog(authz_catalog, idp, "bob").properties.get("scan-planning-mode") is None
+    bob = httpx.get(base, headers={"Authorization": f"Bearer {idp.token('bob')}"}, timeout=30).json()
+    assert "scan-planning-mode" not in bob.get("config", {})
+
+
+def test_warehouse_scan_planning_mode_needs_modify_on_the_warehouse(
+    authz_catalog: RunningCatalog, idp: OpenIdProvider, people: str
+) -> None:
+    admin, bob = (_management(authz_catalog, idp, client) for client in ("admin", "bob"))
+    warehouse = _id(authz_catalog, "SELECT id FROM warehouses")
+    refused = bob.post(f"/warehouse/{warehouse}/scan-planning", json={"mode": "server"})  # only `select` on a table
+    assert refused.status_code in (403, 404), refused.text
+    assert admin.get(f"/warehouse/{warehouse}").json()["scan-planning"] is None  # nothing recorded
+    _granted(admin, f"warehouse/{warehouse}", writes=[{"type": "modify", "user": "oidc~bob"}])
+    assert bob.post(f"/warehouse/{warehouse}/scan-planning", json={"mode": "server"}).status_code == 204
+    assert admin.get(f"/warehouse/{warehouse}").json()["scan-planning"] == "server"
+    assert _catalog(authz_catalog, idp, "bob").properties.get("scan-planning-mode") == "server"

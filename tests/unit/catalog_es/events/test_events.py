@@ -37,6 +37,7 @@ from catalog_es.events import (
     WarehouseDeleted,
     WarehouseDeleteProfileUpdated,
     WarehouseRenamed,
+    WarehouseScanPlanningUpdated,
     WarehouseServerSideRebaseUpdated,
     WarehouseStorageUpdated,
     current_type,
@@ -84,6 +85,7 @@ SAMPLES: list[Event] = [
     WarehouseCredentialUpdated(warehouse_id=WAREHOUSE, project_id=uuid.UUID(int=0), storage_credential=SECRET),
     WarehouseDeleteProfileUpdated(warehouse_id=WAREHOUSE, project_id=uuid.UUID(int=0), delete_profile={"type": "hard"}),
     WarehouseServerSideRebaseUpdated(warehouse_id=WAREHOUSE, project_id=uuid.UUID(int=0), mode="on"),
+    WarehouseScanPlanningUpdated(warehouse_id=WAREHOUSE, project_id=uuid.UUID(int=0), mode="server"),
     WarehouseDeleted(warehouse_id=WAREHOUSE, project_id=uuid.UUID(int=0)),
     WarehouseCreated(
         warehouse_id=WAREHOUSE,
