@@ -36,7 +36,7 @@ from projections.registry import (
 )
 
 # The one list of schema steps, in the order they are applied: databases in the field applied them in this order,
-# so a new step goes at the end and none moves (tests/unit/api/runtime/test_migration_order.py pins it). Each
+# so none moves; a new step goes at the end of its owner's list (tests/unit/api/runtime/test_migration_order.py). Each
 # projection declares its own steps (its tables in a scratch schema are built from them) and is placed here once.
 ALL_MIGRATIONS = (
     *EVENT_STORE_MIGRATIONS,

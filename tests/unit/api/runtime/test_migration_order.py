@@ -5,7 +5,9 @@ from __future__ import annotations
 from api.runtime.database import ALL_MIGRATIONS
 from projections.registry import PROJECTIONS
 
-# Append a new step at the end; never reorder, rename or remove one.
+# Never reorder, rename or remove a step. A new one goes at the end of its owner's list (a projection's steps also
+# build its scratch tables, so they stay together): a database that has the rest applies it last, a new one in
+# place, so a step must not depend on a step listed after it.
 APPLIED_ORDER = [
     "0001_event_store",
     "0002_idempotency_keys",
@@ -16,6 +18,7 @@ APPLIED_ORDER = [
     "0103_management_read_model",
     "0104_deleted_read_model",
     "0105_warehouse_rebase_mode",
+    "0106_warehouse_scan_planning",
     "0301_table_metrics_reports",
     "0201_relay_checkpoint",
     "0401_event_history_indexes",
