@@ -8,9 +8,9 @@ built by the composition root (`api.container.open_services`) and handed to the 
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import NamedTuple
 
+from cachetools import LRUCache
 from pyiceberg.table.metadata import TableMetadata
 
 from catalog_es.events import Json
@@ -28,19 +28,16 @@ class MetadataDocuments:
 
     def __init__(self, capacity: int = 256) -> None:
         self._capacity = capacity
-        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._entries: LRUCache[str, _Entry] = LRUCache(max(capacity, 1))
 
     def document(self, location: str) -> Json | None:
         """The document stored at `location`, if kept."""
         entry = self._entries.get(location)
-        if entry is None:
-            return None
-        self._entries.move_to_end(location)
-        return entry.document
+        return entry.document if entry is not None else None
 
     def parsed(self, location: str) -> TableMetadata | None:
         """The parsed table metadata stored at `location`, if kept."""
-        entry = self._entries.get(location)
+        entry = self._entries.get(location)  # the LRU's get: `location` is now the most recently used
         return entry.parsed if entry is not None else None
 
     def parse(self, location: str, document: Json) -> TableMetadata:
@@ -51,7 +48,6 @@ class MetadataDocuments:
         """
         entry = self._entries.get(location)
         if entry is not None and entry.parsed is not None and _same_document(entry.parsed, document):
-            self._entries.move_to_end(location)
             return entry.parsed
         parsed = parse_metadata(document)
         self.remember(location, document, parsed)
@@ -63,9 +59,6 @@ class MetadataDocuments:
             return
         # A model an update made of another class (a format upgrade) is indexed here, for the commits after it.
         self._entries[location] = _Entry(document, indexed(parsed) if parsed is not None else None)
-        self._entries.move_to_end(location)
-        while len(self._entries) > self._capacity:
-            self._entries.popitem(last=False)
 
     def __len__(self) -> int:
         return len(self._entries)

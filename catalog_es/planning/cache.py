@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections import OrderedDict
 from dataclasses import dataclass
+
+from cachetools import FIFOCache, LRUCache
 
 from catalog_es.planning.planner import PlannedScan
 
@@ -18,8 +19,7 @@ class PlanCache:
 
     def __init__(self, max_bytes: int) -> None:
         self._max_bytes = max_bytes
-        self._plans: OrderedDict[PlanKey, PlannedScan] = OrderedDict()
-        self._bytes = 0
+        self._plans: LRUCache[PlanKey, PlannedScan] = LRUCache(max(max_bytes, 1), getsizeof=_size)
         self.hits = 0
         self.misses = 0
 
@@ -28,21 +28,17 @@ class PlanCache:
         if plan is None:
             self.misses += 1
             return None
-        self._plans.move_to_end(key)
         self.hits += 1
         return plan
 
     def put(self, key: PlanKey, plan: PlannedScan) -> None:
         if plan.size > self._max_bytes:
             return  # larger than the whole cache: served once, not kept
-        old = self._plans.pop(key, None)
-        if old is not None:
-            self._bytes -= old.size
         self._plans[key] = plan
-        self._bytes += plan.size
-        while self._bytes > self._max_bytes:
-            _, evicted = self._plans.popitem(last=False)
-            self._bytes -= evicted.size
+
+
+def _size(plan: PlannedScan) -> int:
+    return plan.size
 
 
 @dataclass
@@ -55,6 +51,15 @@ class PlanState:
     job: asyncio.Future[PlannedScan]
 
 
+class _PlansInFlight(FIFOCache[str, PlanState]):
+    """The oldest plan is forgotten first, and its planning cancelled."""
+
+    def popitem(self) -> tuple[str, PlanState]:
+        plan_id, state = super().popitem()
+        state.job.cancel()
+        return plan_id, state
+
+
 class PlanRegistry:
     """Plans by id, so `GET/DELETE …/plan/{plan-id}` find them at once; at most `capacity`, the oldest forgotten
     first. A cache only: an id this process forgot, or never saw (another replica's), is signed and planned again
@@ -62,15 +67,11 @@ class PlanRegistry:
     (as many), so they answer 404 on this process from then on."""
 
     def __init__(self, capacity: int) -> None:
-        self._capacity = capacity
-        self._plans: OrderedDict[str, PlanState] = OrderedDict()
-        self._spent: OrderedDict[str, None] = OrderedDict()
+        self._plans = _PlansInFlight(capacity)
+        self._spent: FIFOCache[str, None] = FIFOCache(capacity)
 
     def add(self, plan_id: str, state: PlanState) -> None:
         self._plans[plan_id] = state
-        while len(self._plans) > self._capacity:
-            _, old = self._plans.popitem(last=False)
-            old.job.cancel()
 
     def find(self, plan_id: str, principal: str, table_id: uuid.UUID) -> PlanState | None:
         """The plan, only for the caller who made it and on its table: anything else is no plan at all."""
@@ -87,5 +88,3 @@ class PlanRegistry:
         if state is not None:
             state.job.cancel()
         self._spent[plan_id] = None
-        while len(self._spent) > self._capacity:
-            self._spent.popitem(last=False)
