@@ -15,6 +15,7 @@ import structlog
 
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import NOTIFY_CHANNEL, RecordedEvent, check_contiguous, read_events
+from catalog_es.store.notices import parse_notice
 
 _log = structlog.get_logger("catalog_es.follow")
 
@@ -90,7 +91,6 @@ class LogFollower:
         """Until a commit is notified (returns the head it announced) or the poll interval passes (None)."""
         head = None
         async for notify in conn.notifies(timeout=self._poll_seconds, stop_after=1):
-            if notify.payload.isdigit():
-                head = int(notify.payload)
+            head = parse_notice(notify.payload).head
         stop_if_cancelled()
         return head

@@ -1,9 +1,10 @@
 """Feeds a process's `RevocationList` from the log: LISTEN for appends, reload when a service principal changed.
 
-Loaded once before the app serves; afterwards a notification triggers a look at the appended range for
-`service-principal-*` streams (an index range on the log position) and, only if one changed, a reload of the
-small `authz_service_principals` projection. While the connection is lost the list stops `following`, and
-catalog-issued tokens are refused until it is back (fail closed).
+Loaded once before the app serves; afterwards a notification that may name a service principal's stream
+(catalog_es/store/notices.py) triggers a look at the appended range for `service-principal-*` streams (an index
+range on the log position) and, only if one changed, a reload of the small `authz_service_principals` projection.
+While the connection is lost the list stops `following`, and catalog-issued tokens are refused until it is back
+(fail closed).
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ import structlog
 from api.auth.local_tokens import RevocationList
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import NOTIFY_CHANNEL, log_head
+from catalog_es.store.notices import parse_notice
 from projections.permissions.queries import token_floors
 
 _log = structlog.get_logger("catalog_es.auth")
 
+_SERVICE_PRINCIPAL = "service-principal"  # the stream kind
 _CHANGED = (
     "SELECT EXISTS (SELECT 1 FROM catalog_events WHERE global_position > %s AND global_position <= %s"
     " AND stream_id LIKE 'service-principal-%%')"
@@ -54,7 +57,9 @@ async def follow(dsn: str, revocations: RevocationList, ready: asyncio.Event, re
                 await listening.execute(f"LISTEN {NOTIFY_CHANNEL}")
                 seen = await _load(looking, revocations)
                 ready.set()
-                async for _ in listening.notifies():
+                async for notify in listening.notifies():
+                    if not parse_notice(notify.payload).may_change(_SERVICE_PRINCIPAL):
+                        continue  # nothing to look for: the next look covers this commit's range too
                     head = await log_head(looking)
                     if head <= seen:
                         continue

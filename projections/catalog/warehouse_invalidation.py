@@ -1,10 +1,11 @@
 """Keeps a process's warehouse cache coherent with the log: what a commit changed is dropped before it is served.
 
 Every append notifies `catalog_events` (in commit order). One connection LISTENs, so a change is dropped at
-once even while no request comes; a second one reads the log head and which warehouse streams changed since the
-last look. A request that would use a cached row first waits for one such look that started after it arrived
-(concurrent requests share one, so it costs one small query per burst, never a pooled connection): a change
-committed through any replica before the request is in force for it, whatever the notification's delay.
+once even while no request comes (only a notification that may name a warehouse stream is looked into); a second
+one reads, in one query, the log head and which warehouse streams changed since the last look. A request that
+would use a cached row first waits for one such look that started after it arrived (concurrent requests share
+one, so it costs one small query per burst, never a pooled connection): a change committed through any replica
+before the request is in force for it, whatever the notification's delay.
 While either connection is down the cache holds nothing (every request reads the database). A request waits for
 the look at most `wait_seconds` (the pool timeout): past it the database counts as unavailable (503).
 """
@@ -20,14 +21,17 @@ import structlog
 
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import NOTIFY_CHANNEL, log_head
+from catalog_es.store.notices import parse_notice
 from projections.catalog.warehouse_cache import WarehouseCache
 
 _log = structlog.get_logger("catalog_es.warehouse_cache")
 
-_WAREHOUSE_STREAM = "warehouse-"
-_CHANGED = (
-    "SELECT DISTINCT stream_id FROM catalog_events"
-    " WHERE global_position > %s AND global_position <= %s AND stream_id LIKE 'warehouse-%%'"
+_WAREHOUSE = "warehouse"  # the stream kind
+_WAREHOUSE_STREAM = f"{_WAREHOUSE}-"
+_LOOK = (  # one statement, one snapshot: the head and the warehouse streams changed up to it
+    "SELECT c.position, ARRAY(SELECT DISTINCT e.stream_id FROM catalog_events e"
+    " WHERE e.global_position > %s AND e.global_position <= c.position AND e.stream_id LIKE 'warehouse-%%')"
+    " FROM catalog_event_counter c"
 )
 
 
@@ -83,9 +87,9 @@ class WarehouseInvalidation:
                         listener.result()  # the listening connection failed: raise its error
                     batch, self._waiting = self._waiting, []
                     try:
-                        head = await log_head(looking)
+                        head, changed = await _look(looking, seen)
                         if head > seen:
-                            self._cache.drop(await _changed_warehouses(looking, seen, head))
+                            self._cache.drop(changed)
                             seen = head
                     except BaseException:
                         # `run` releases them once the cache stopped trusting this follower (they once waited
@@ -101,8 +105,9 @@ class WarehouseInvalidation:
                     await listener
 
     async def _listen(self, conn: Connection) -> None:
-        async for _ in conn.notifies():
-            self._wakeup.set()
+        async for notify in conn.notifies():
+            if parse_notice(notify.payload).may_change(_WAREHOUSE):
+                self._wakeup.set()
         raise psycopg.OperationalError("the listening connection closed")
 
     async def _wait(self, listener: asyncio.Task[None]) -> None:
@@ -127,10 +132,14 @@ async def _connect(dsn: str, role: str) -> Connection:
     return await psycopg.AsyncConnection.connect(dsn, autocommit=True, application_name=f"catalog-es cache {role}")
 
 
-async def _changed_warehouses(conn: Connection, after: int, upto: int) -> list[uuid.UUID]:
-    cursor = await conn.execute(_CHANGED, (after, upto))
+async def _look(conn: Connection, after: int) -> tuple[int, list[uuid.UUID]]:
+    """The log head, and the warehouses whose streams changed after position `after` up to it."""
+    cursor = await conn.execute(_LOOK, (after,))
+    row = await cursor.fetchone()
+    if row is None:
+        return 0, []
     changed = []
-    for (stream_id,) in await cursor.fetchall():
+    for stream_id in row[1]:
         with contextlib.suppress(ValueError):
             changed.append(uuid.UUID(str(stream_id).removeprefix(_WAREHOUSE_STREAM)))
-    return changed
+    return int(row[0]), changed
