@@ -25,6 +25,7 @@ from catalog_es.storage.profiles import StorageCredential, decode_credential, de
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import EventStore
 from catalog_es.store.secrets import SecretStore
+from commands.file_presence import FilePresence
 
 _T = TypeVar("_T")
 
@@ -49,6 +50,8 @@ class CommandContext:
     # Metadata documents (and parsed models) by location: a hot table's commit neither reads nor parses its document
     # (issues 19 §2, 28). The composition root shares one with the catalog projector.
     documents: MetadataDocuments = field(default_factory=MetadataDocuments, compare=False, repr=False)
+    # Whether current metadata files are still in storage, one worker-thread hop per batch of requests.
+    presence: FilePresence = field(default_factory=FilePresence, compare=False, repr=False)
     # The soft-deleted read model (commands/soft_delete.py); None where nothing undrops (most tests).
     soft_deletes: SoftDeleteState | None = None
     # How long a warehouse deleted with `force` can still be undeleted (commands/warehouse_hold.py); 0: not at all.
