@@ -4,7 +4,8 @@ Every request body of both APIs is JSON but the OAuth2 token endpoint's (form-en
 msgspec raises RecursionError for a very deep document and
 UnicodeDecodeError for invalid UTF-8, neither of them a `DecodeError`, so without this check both
 surfaced as 500s (from the guard's decoding or the framework's). The body read here is the one the
-framework caches, so the handler does not read it again from the socket.
+framework caches, so the handler does not read it again from the socket; the document decoded here is the one
+`Request.json()` then answers, so neither the guard (`read_body`) nor the handler's `data` decodes it again.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from litestar.enums import ScopeType
 from litestar.exceptions import ClientException
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Receive, Scope, Send
+from litestar.utils.scope.state import ScopeState
 
 from api.auth.local_tokens import TOKEN_PATH
 from api.errors import error_body
@@ -60,10 +62,13 @@ class BodyCheckMiddleware(ASGIMiddleware):
             body = await Request[Any, Any, Any](scope, receive).body()
             if body:
                 try:
-                    decode_checked(body)
+                    document = decode_checked(body)
                 except ClientException as exc:
                     await _refuse(send, exc.detail)
                     return
+                # What `Request.json()` keeps: the same generic decode as Litestar's (a type decoder never applies
+                # to a document decoded without a type), done once.
+                ScopeState.from_scope(scope).json = document
         await next_app(scope, receive, send)
 
 

@@ -101,10 +101,11 @@ async def provide_scope(request: Request[Any, Any, Any]) -> RequestScope:
         raise ForbiddenError(f"Warehouse {prefix!r} is the catalog as of a past position: read-only")
     warehouse = None if prefix is None else await _warehouse(str(prefix), state)
     principal = request_principal(request.scope)
+    ctx = services(state).ctx if warehouse is None else services(state).ctx.for_request(warehouse)
     if position is None:
-        return RequestScope(request, services(state).ctx, services(state).read_model, principal, warehouse)
+        return RequestScope(request, ctx, services(state).read_model, principal, warehouse)
     as_of = AsOfReadModel(services(state).as_of, position)
-    scope = RequestScope(request, services(state).ctx, as_of, principal, warehouse)
+    scope = RequestScope(request, ctx, as_of, principal, warehouse)
     scope.as_of = position
     scope.access = ListingAccess(Authorizer(enabled=False), principal)
     return scope

@@ -160,7 +160,7 @@ async def _commit(cmd: CommitTable, ctx: CommandContext, warehouse: WarehouseRow
     mode = warehouse.server_side_rebase or ctx.server_side_rebase  # the warehouse's own mode, else the server's
     rebase = rebase_enabled(mode, current.metadata.get("properties") or {})
     storage = await ctx.storage(warehouse)
-    await require_metadata_file(storage, current.metadata_location)  # as loadTable: not committed on as if present
+    await require_metadata_file(ctx, storage, current.metadata_location)  # as loadTable: not committed on as if present
     try:
         prepared = prepare_commit(current, cmd.requirements, cmd.updates, ctx.now_ms(), ctx.documents)
     except CommitFailedError as failure:

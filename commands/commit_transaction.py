@@ -55,7 +55,7 @@ async def handle_commit_transaction(cmd: CommitTransaction, ctx: CommandContext)
     serialised = any(commit.location_changed for commit in prepared)
     storage = await ctx.storage(warehouse)
     for commit in prepared:
-        await require_metadata_file(storage, commit.current.metadata_location)
+        await require_metadata_file(ctx, storage, commit.current.metadata_location)
     for commit in prepared:
         if commit.location_changed:  # before any metadata file is written below a new location
             await claim_moved_location(

@@ -25,6 +25,7 @@ from catalog_es.storage.profiles import StorageCredential, decode_credential, de
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import EventStore
 from catalog_es.store.secrets import SecretStore
+from commands.file_presence import FilePresence
 
 _T = TypeVar("_T")
 
@@ -49,10 +50,14 @@ class CommandContext:
     # Metadata documents (and parsed models) by location: a hot table's commit neither reads nor parses its document
     # (issues 19 §2, 28). The composition root shares one with the catalog projector.
     documents: MetadataDocuments = field(default_factory=MetadataDocuments, compare=False, repr=False)
+    # Whether current metadata files are still in storage, one worker-thread hop per batch of requests.
+    presence: FilePresence = field(default_factory=FilePresence, compare=False, repr=False)
     # The soft-deleted read model (commands/soft_delete.py); None where nothing undrops (most tests).
     soft_deletes: SoftDeleteState | None = None
     # How long a warehouse deleted with `force` can still be undeleted (commands/warehouse_hold.py); 0: not at all.
     warehouse_hold_seconds: int = 0
+    # The warehouse one request's edge resolved (active), set by `for_request`: its commands read it again for free.
+    resolved: WarehouseRow | None = field(default=None, compare=False, repr=False)
     _credentials: dict[uuid.UUID, StorageCredential] = field(default_factory=dict, compare=False, repr=False)
     _storages: dict[bytes, WarehouseStorage] = field(default_factory=dict, compare=False, repr=False)
 
@@ -111,8 +116,20 @@ class CommandContext:
             raise NoSuchNamespaceError(f"Namespace does not exist: {namespace}")
         return row
 
+    def for_request(self, warehouse: WarehouseRow) -> CommandContext:
+        """This context for one request whose edge resolved `warehouse` (active): a command on it takes that row
+        instead of resolving it again (one warehouse-cache look at the log per request, not one per resolution).
+        """
+        # A shallow copy that shares every cache: `dataclasses.replace` runs `__init__` again, 25 times as long.
+        bound = object.__new__(CommandContext)
+        bound.__dict__.update(self.__dict__)
+        object.__setattr__(bound, "resolved", warehouse)
+        return bound
+
     async def warehouse(self, warehouse_id: uuid.UUID) -> WarehouseRow:
         """An active warehouse. Raises: NoSuchWarehouseError, WarehouseInactiveError."""
+        if self.resolved is not None and self.resolved.id == warehouse_id:
+            return self.resolved  # checked active by the edge when this request began
 
         async def load() -> WarehouseRow | None:
             async with self.store.connection() as conn:

@@ -171,7 +171,7 @@ async def current_table(
     return await ctx.state.table(conn, warehouse_id, namespace, name)
 
 
-async def require_metadata_file(storage: WarehouseStorage, metadata_location: str) -> None:
+async def require_metadata_file(ctx: CommandContext, storage: WarehouseStorage, metadata_location: str) -> None:
     """The current metadata file must still be in storage: the log keeps its document, but a table whose file
     was deleted behind the catalog's back is not served from the log as if nothing happened (Iceberg Java's
     catalogs fail to read it; Iceberg 1.11's kit expects loadTable to fail so).
@@ -179,7 +179,7 @@ async def require_metadata_file(storage: WarehouseStorage, metadata_location: st
     Raises:
         MetadataFileNotFoundError: (404 NotFoundException) storage says the file is not there.
     """
-    if await off_loop(storage.file_missing, metadata_location):
+    if await ctx.presence.missing(storage, metadata_location):
         raise MetadataFileNotFoundError(f"Failed to open input stream for file: {metadata_location}")
 
 

@@ -97,7 +97,9 @@ class ChangedStreams:
             self._following = True
             self.started.set()
             while True:
-                await self._follower.wait(conn, wakeup=self._wakeup)
+                notice = await self._follower.wait_notice(conn, wakeup=self._wakeup)
+                if notice is not None and not self._waiting and not any(map(notice.may_change, self._kinds())):
+                    continue  # a commit to streams nobody here follows: the next look covers its range too
                 self._wakeup.clear()
                 batch, self._waiting = self._waiting, []
                 try:
@@ -114,11 +116,14 @@ class ChangedStreams:
             batch, self._waiting = self._waiting, []
             _release(batch)
 
+    def _kinds(self) -> list[str]:
+        return sorted({kind for subscriber in self._subscribers for kind in subscriber.kinds})
+
     async def _look(self, conn: Connection, seen: int) -> int:
         head = await log_head(conn)
         if head <= seen or not self._subscribers:
             return max(head, seen)
-        kinds = sorted({kind for subscriber in self._subscribers for kind in subscriber.kinds})
+        kinds = self._kinds()
         query = _CHANGED.format(" OR ".join(["stream_id LIKE %s"] * len(kinds)))
         patterns = [_like_prefix(kind) for kind in kinds]
         cursor = await conn.execute(query.encode(), (seen, head, *patterns))

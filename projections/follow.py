@@ -16,6 +16,7 @@ import structlog
 
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import NOTIFY_CHANNEL, RecordedEvent, check_contiguous, read_events
+from catalog_es.store.notices import Notice, parse_notice
 
 _log = structlog.get_logger("catalog_es.follow")
 
@@ -87,9 +88,15 @@ class LogFollower:
         """Subscribe `conn` to commit notifications (psycopg queues them until `wait`)."""
         await conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
 
-    async def wait(self, conn: Connection, *, wakeup: asyncio.Event | None = None) -> int | None:
-        """Until a commit is notified (returns the head it announced), the poll interval passes or `wakeup` is set
-        (None; `wakeup` is left set: the caller clears it when it takes what woke it)."""
+    async def wait(self, conn: Connection) -> int | None:
+        """Until a commit is notified (returns the head it announced) or the poll interval passes (None)."""
+        notice = await self.wait_notice(conn)
+        return notice.head if notice is not None else None
+
+    async def wait_notice(self, conn: Connection, *, wakeup: asyncio.Event | None = None) -> Notice | None:
+        """Until a commit is notified (returns its notice: the head and the kinds of stream it changed), the poll
+        interval passes or `wakeup` is set (None; `wakeup` is left set: the caller clears it when it takes what
+        woke it)."""
         if wakeup is None:
             return await self._notified(conn)
         if wakeup.is_set():
@@ -106,10 +113,9 @@ class LogFollower:
         stop_if_cancelled()
         return None if notified.cancelled() else notified.result()
 
-    async def _notified(self, conn: Connection) -> int | None:
-        head = None
+    async def _notified(self, conn: Connection) -> Notice | None:
+        notice = None
         async for notify in conn.notifies(timeout=self._poll_seconds, stop_after=1):
-            if notify.payload.isdigit():
-                head = int(notify.payload)
+            notice = parse_notice(notify.payload)
         stop_if_cancelled()
-        return head
+        return notice

@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 from litestar.connection import ASGIConnection
+from litestar.exceptions import SerializationException
 from litestar.handlers import HTTPRouteHandler
 from litestar.handlers.base import BaseRouteHandler
 
@@ -124,18 +125,16 @@ def preflight(rule: Rule) -> dict[str, Rule]:
 
 
 async def read_body(connection: ASGIConnection[Any, Any, Any, Any], kind: type[msgspec.Struct]) -> Any:
-    """The request body as the handler will see it (Litestar converts leniently: `"true"` is a bool).
+    """The request body as the handler will see it: the document the body check decoded (`Request.json()`),
+    converted as Litestar converts the handler's `data` (leniently: `"true"` is a bool). Never decoded again.
 
     Raises: BadRequestError when it cannot be decoded. A check is never skipped for a body the guard could
     not read: a strict decode here once skipped the overwrite check of a body the handler then accepted.
     """
-    body = await connection.body()  # type: ignore[attr-defined]
     try:
-        try:
-            return msgspec.json.decode(body, type=kind)  # the fast path: what a well-behaved client sends
-        except msgspec.ValidationError:
-            return msgspec.convert(msgspec.json.decode(body), kind, strict=False, str_keys=True)
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
+        document = await connection.json()  # type: ignore[attr-defined]
+        return msgspec.convert(document, kind, strict=False, str_keys=True)
+    except (SerializationException, msgspec.ValidationError, RecursionError) as exc:
         raise BadRequestError(f"Malformed request body: {exc}") from None
 
 

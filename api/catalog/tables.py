@@ -197,7 +197,7 @@ class TablesController(Controller):
             # the principal reads what plans hand out.
             target = None if policy is not None else await vending_target(req, request, conn, row, profile)
         if req.as_of is None:  # a past catalog is the log's record: its old metadata files may be gone by design
-            await require_metadata_file(await req.ctx.storage(req.warehouse), location)  # no connection held
+            await require_metadata_file(req.ctx, await req.ctx.storage(req.warehouse), location)  # no connection held
         access = await delegated(req, request, target, credentials_path(request))
         config = (
             _planned_only(access.config)

@@ -18,6 +18,7 @@ from psycopg.types.json import Jsonb
 from catalog_es.clock import Clock, IdSource
 from catalog_es.events import Event, Json, decode_event, event_data
 from catalog_es.store.database import Connection, Pool
+from catalog_es.store.notices import kinds_suffix
 
 NOTIFY_CHANNEL = "catalog_events"
 _LOCK_COUNTER = b"SELECT position FROM catalog_event_counter FOR UPDATE"
@@ -191,13 +192,14 @@ class Transaction:
             )
             for offset, (event, version) in enumerate(self.pending, start=1)
         ]
+        kinds = kinds_suffix(event.stream_kind for event, _ in self.pending)  # every notification: all of them
         for start in range(0, len(recorded), _EVENTS_PER_STATEMENT):  # PostgreSQL takes 65,535 parameters
             chunk = recorded[start : start + _EVENTS_PER_STATEMENT]
             params: list[Any] = []
             for e in chunk:
                 params += (e.id, e.source, e.type, e.subject, e.time, e.datacontenttype)
                 params += (Jsonb(e.data), Jsonb(e.extensions), e.stream_id, e.stream_version, e.commit_id)
-            await self.conn.execute(_append_statement(len(chunk)), (*params, NOTIFY_CHANNEL))
+            await self.conn.execute(_append_statement(len(chunk)), (*params, NOTIFY_CHANNEL, kinds))
         return recorded
 
 
@@ -208,14 +210,15 @@ _EVENTS_PER_STATEMENT = 1000
 def _append_statement(count: int) -> bytes:
     """Advance the counter, insert `count` events at the positions it gives, notify: one statement.
 
-    The counter row stays locked until COMMIT, so positions are gap-free and in commit order.
+    The counter row stays locked until COMMIT, so positions are gap-free and in commit order. The notification
+    names the new head and the kinds of stream appended to (catalog_es/store/notices.py).
     """
     row = "((SELECT last FROM head) - {back}, " + ", ".join(["%s"] * (len(_COLUMNS.split(",")) - 1)) + ")"
     values = ", ".join(row.format(back=count - offset) for offset in range(1, count + 1))
     return (
         f"WITH head AS (UPDATE catalog_event_counter SET position = position + {count} RETURNING position AS last),"
         f" appended AS (INSERT INTO catalog_events ({_COLUMNS}) VALUES {values})"
-        " SELECT pg_notify(%s, last::text) FROM head"
+        " SELECT pg_notify(%s, last::text || %s) FROM head"
     ).encode()
 
 

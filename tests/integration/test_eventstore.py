@@ -11,7 +11,7 @@ import pytest
 from psycopg import errors
 
 from catalog_es.events import Event, NamespaceCreated, NamespacePropertiesUpdated, ProjectCreated, WarehouseCreated
-from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError
+from catalog_es.store.eventstore import NOTIFY_CHANNEL, EventMetadata, StreamVersionConflictError
 from projections.registry import CATALOG
 
 META = EventMetadata(actor="alice", request_id="req-42")
@@ -431,3 +431,21 @@ def test_append_records_every_event_in_order_when_one_transaction_holds_thousand
     assert [event.position for event in events] == list(range(1, 6_001))
     assert [event.subject for event in events] == [event.stream_id for event in namespaces]
     assert _count(migrated_dsn, "namespaces") == 6_000
+
+
+def test_notification_names_the_head_and_the_kinds_appended_to_when_a_transaction_commits(open_catalog, migrated_dsn):
+    """The followers of the log (warehouse cache, revocations) skip a commit that names none of their kinds."""
+
+    async def scenario():
+        async with (
+            open_catalog(bootstrap=False) as catalog,
+            await psycopg.AsyncConnection.connect(migrated_dsn, autocommit=True) as listening,
+        ):
+            await listening.execute(f"LISTEN {NOTIFY_CHANNEL}")
+            namespace_id = uuid.uuid4()
+            await _write(catalog.store, (_project(), 0), (_namespace_created(namespace_id), 0), (_project(), 0))
+            notice = await anext(listening.notifies(timeout=10.0))
+            return notice.payload, await catalog.store.head()
+
+    payload, head = asyncio.run(scenario())
+    assert payload == f"{head} namespace project"

@@ -1,4 +1,5 @@
-"""The warehouse cache's log follower when its connection is lost: a waiting request goes on (issue 29)."""
+"""The warehouse cache's log follower: a change made elsewhere is dropped on its notification; when its connection is
+lost a waiting request goes on (issue 29)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ import asyncio
 
 import psycopg
 
+from catalog_es.state import WarehouseRow
+from catalog_es.store.eventstore import EventMetadata
+from commands.warehouses import RenameWarehouse, handle_rename_warehouse
 from projections.catalog.warehouse_cache import WarehouseCache
 from projections.catalog.warehouse_invalidation import WarehouseInvalidation
 from projections.changed_streams import APPLICATION_NAME, ChangedStreams
@@ -72,5 +76,38 @@ def test_a_request_waits_for_a_hanging_look_no_longer_than_its_bound(migrated_ds
                 assert asyncio.get_running_loop().time() - started < ANSWER_SECONDS
         finally:
             running.cancel()
+
+    asyncio.run(scenario())
+
+
+def test_a_warehouse_changed_by_another_process_is_dropped_on_its_notification_before_any_request(
+    open_catalog, migrated_dsn: str
+) -> None:
+    """The follower looks at the log when a notification names a warehouse stream, not only when a request waits."""
+
+    async def scenario() -> None:
+        async with open_catalog() as catalog:  # the other process: its own store and cache
+            cache = WarehouseCache(ttl=None)
+            changes = ChangedStreams(migrated_dsn, poll_seconds=3600.0)  # no poll: only the notification wakes it
+            changes.subscribe(WarehouseInvalidation(changes, cache, wait_seconds=60.0))
+            running = asyncio.create_task(changes.run())
+            try:
+                await _following(cache)
+
+                async def load() -> WarehouseRow | None:
+                    async with catalog.store.connection() as conn:
+                        return await catalog.ctx.state.warehouse_by_id(conn, catalog.warehouse_id)
+
+                assert await cache.get(catalog.warehouse_id, load) is not None
+                assert catalog.warehouse_id in cache._rows  # cached, and no request comes from now on
+                rename = RenameWarehouse(catalog.warehouse_id, "renamed", EventMetadata(actor="tester"))
+                await handle_rename_warehouse(rename, catalog.ctx)
+                for _ in range(int(ANSWER_SECONDS / 0.05)):
+                    if catalog.warehouse_id not in cache._rows:
+                        return
+                    await asyncio.sleep(0.05)
+                raise AssertionError("the renamed warehouse stayed cached")
+            finally:
+                running.cancel()
 
     asyncio.run(scenario())

@@ -6,10 +6,17 @@ import asyncio
 import dataclasses
 from pathlib import Path
 
+import msgspec
 import pytest
 from fakes import FakeCatalogState, created_row, fake_context, file_warehouse, namespace_row
 
-from catalog_es.errors import CommitFailedError, InvalidLocationError, MetadataFileNotFoundError, NoSuchTableError
+from catalog_es.errors import (
+    CommitFailedError,
+    InvalidLocationError,
+    MetadataFileNotFoundError,
+    NoSuchTableError,
+    WarehouseInactiveError,
+)
 from catalog_es.events import TableCommitted, TableCreated
 from catalog_es.identifiers import Namespace
 from catalog_es.metadata.table_changes import metadata_digest
@@ -132,3 +139,19 @@ def test_a_staged_create_is_refused_inside_another_tables_location(given):
     with pytest.raises(InvalidLocationError, match="overlaps"):
         asyncio.run(handle_commit_table(_staged_create(row, "ctas", f"{row.location}/inner"), ctx))
     assert store.appended == []
+
+
+def test_commit_in_a_request_acts_on_the_warehouse_its_edge_resolved_when_the_context_is_bound(given):
+    """One resolution per request: the command takes the edge's row, even once the read model moved on meanwhile
+    (here: deactivated after the request began); the unbound context still resolves it."""
+    ctx, _, row = given
+    resolved = next(w for w in ctx.state.warehouses if w.id == row.warehouse_id)
+    ctx.state.warehouses[:] = [msgspec.structs.replace(resolved, status="inactive")]
+    bound = ctx.for_request(resolved)
+
+    result = asyncio.run(handle_commit_table(_commit(row, [], SET_OWNER), bound))
+
+    assert result.metadata["properties"]["owner"] == "bo"
+    assert ctx.resolved is None
+    with pytest.raises(WarehouseInactiveError):
+        asyncio.run(handle_commit_table(_commit(row, [], SET_OWNER), ctx))
