@@ -51,14 +51,9 @@ def following_the_log(dsn: str, wait_seconds: float) -> Callable[[Litestar], Abs
         changes.subscribe(WarehouseInvalidation(changes, services.warehouses, wait_seconds=wait_seconds))
         if services.local_tokens is not None:
             changes.subscribe(RevocationFeed(services.local_tokens.revocations))
-        task = asyncio.create_task(changes.run())
-        try:
+        async with in_background(lambda _: changes.run())(app):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(changes.started.wait(), FIRST_LOOK_SECONDS)
             yield
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
 
     return lifespan
