@@ -151,7 +151,7 @@ async def _undrop(catalog, name: str, table_id: uuid.UUID) -> str:
         row = await ctx.state.table(conn, wh, DB, name)
     assert row is not None
     storage = await ctx.storage(await ctx.warehouse(wh))
-    await require_metadata_file(storage, row.metadata_location)
+    await require_metadata_file(ctx, storage, row.metadata_location)
     return row.metadata_location
 
 

@@ -78,7 +78,7 @@ def test_stale_fast_and_merge_appends_land_on_the_head_and_the_java_client_takes
     stale_fast, stale_merge = catalog.loadTable(ident), catalog.loadTable(ident)
     fast, merge = stale_fast.newTransaction(), stale_merge.newTransaction()
     fast.newFastAppend().appendFile(data_file(java, table, "c", 0, 3)).commit()
-    merge.newAppend().appendFile(data_file(java, table, "d", 1, 4)).commit()
+    merge.newAppend().appendFile(data_file(java, table, "d", 0, 4)).commit()  # partition 0 had data at the base
     table.newFastAppend().appendFile(data_file(java, table, "b", 1, 2)).commit()
 
     send_stale(stale_fast, fast)
