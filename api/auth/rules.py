@@ -25,16 +25,14 @@ from api.auth.principal import Principal, request_principal
 from api.container import services
 from catalog_es.errors import (
     BadRequestError,
-    CatalogError,
     NoSuchNamespaceError,
-    NoSuchTableError,
-    NoSuchViewError,
     NoSuchWarehouseError,
     NotAuthorizedError,
 )
 from catalog_es.identifiers import Namespace
 from catalog_es.privileges import SERVER_OBJECT_ID
 from catalog_es.store.database import Connection
+from catalog_es.tabular_kind import TABLE, TabularKind
 from projections.catalog.queries import CatalogReadModel
 
 RULE = "rule"
@@ -93,22 +91,17 @@ class Check:
         name: str,
         privilege: str,
         *,
-        view: bool,
+        kind: TabularKind,
         creating: bool = False,
     ) -> None:
         """`creating`: a staged create's commit (`assert-create`), which makes the table if it does not exist."""
-        lookup = self.read_model.view if view else self.read_model.table_head  # a table's id, not its document
+        lookup = self.read_model.table_head if kind is TABLE else self.read_model.view  # a table's id, not its document
         row = await lookup(self.conn, warehouse_id, namespace, name)
         if row is None:
             if creating:
                 await self.namespace(warehouse_id, namespace, "create")
             return  # otherwise the handler answers "does not exist", whoever may see the namespace
-        error: CatalogError = (
-            NoSuchViewError(f"View does not exist: {namespace}.{name}")
-            if view
-            else NoSuchTableError(f"Table does not exist: {namespace}.{name}")
-        )
-        await self.authz.require(self.conn, self.principal, row.id, privilege, error)
+        await self.authz.require(self.conn, self.principal, row.id, privilege, kind.missing(namespace, name))
 
 
 Rule = Callable[[Check, dict[str, Any], ASGIConnection[Any, Any, Any, Any]], Awaitable[None]]

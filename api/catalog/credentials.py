@@ -23,6 +23,7 @@ from catalog_es.storage.access_delegation import HEADER, parse_access_delegation
 from catalog_es.storage.backends import StorageBackend
 from catalog_es.storage.session_policy import AccessLevel
 from catalog_es.store.database import Connection
+from catalog_es.tabular_kind import TABLE
 from projections.catalog.sign_lookup import table_by_id
 
 DelegationHeader = Annotated[str | None, HeaderParameter(name=HEADER)]
@@ -126,7 +127,7 @@ async def delegated(
 
 @get(
     "/{prefix:str}/namespaces/{namespace:str}/tables/{table:str}/credentials",
-    opt=requires(on_tabular("select", view=False)),
+    opt=requires(on_tabular("select", TABLE)),
 )
 async def load_credentials(
     req: NamedDependency[RequestScope],

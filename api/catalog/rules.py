@@ -16,6 +16,7 @@ from api.encoded_slash import decode_name
 from api.project_header import project_id_of
 from catalog_es.errors import NoSuchWarehouseError, NotAuthorizedError
 from catalog_es.identifiers import Namespace
+from catalog_es.tabular_kind import TABLE, TabularKind
 
 
 def _ns(params: dict[str, Any]) -> Namespace:
@@ -30,11 +31,12 @@ def on_namespace(privilege: str | None) -> Rule:
     return rule
 
 
-def on_tabular(privilege: str, *, view: bool) -> Rule:
+def on_tabular(privilege: str, kind: TabularKind) -> Rule:
+    """On the table or view the path names (its parameter is the kind's name)."""
+
     async def rule(check: Check, params: dict[str, Any], _: ASGIConnection[Any, Any, Any, Any]) -> None:
         warehouse_id = await check.warehouse(params["prefix"])
-        key = "view" if view else "table"
-        await check.tabular(warehouse_id, _ns(params), decode_name(str(params[key])), privilege, view=view)
+        await check.tabular(warehouse_id, _ns(params), decode_name(str(params[kind.name])), privilege, kind=kind)
 
     return rule
 
@@ -103,15 +105,15 @@ async def registered_table(
     await check.namespace(warehouse_id, namespace, "create")
     request = await read_body(connection, RegisterTableRequest)
     if request.overwrite:
-        await check.tabular(warehouse_id, namespace, request.name, "modify", view=False)
+        await check.tabular(warehouse_id, namespace, request.name, "modify", kind=TABLE)
 
 
-def renamed(*, view: bool) -> Rule:
+def renamed(kind: TabularKind) -> Rule:
     async def rule(check: Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]) -> None:
         warehouse_id = await check.warehouse(params["prefix"])
         request = await read_body(connection, RenameTableRequest)
         source = Namespace(tuple(request.source.namespace))
-        await check.tabular(warehouse_id, source, request.source.name, "modify", view=view)
+        await check.tabular(warehouse_id, source, request.source.name, "modify", kind=kind)
         await check.namespace(warehouse_id, Namespace(tuple(request.destination.namespace)), "create")
 
     return rule
@@ -125,7 +127,7 @@ async def transaction_tables(
     for change in request.table_changes:
         if change.identifier is not None:
             namespace = Namespace(tuple(change.identifier.namespace))
-            await check.tabular(warehouse_id, namespace, change.identifier.name, "modify", view=False)
+            await check.tabular(warehouse_id, namespace, change.identifier.name, "modify", kind=TABLE)
 
 
 async def committed_table(check: Check, params: dict[str, Any], connection: ASGIConnection[Any, Any, Any, Any]) -> None:
@@ -133,7 +135,7 @@ async def committed_table(check: Check, params: dict[str, Any], connection: ASGI
     request = await read_body(connection, _Requirements)
     creating = any(r.get("type") == "assert-create" for r in request.requirements)
     name = decode_name(str(params["table"]))
-    await check.tabular(warehouse_id, _ns(params), name, "modify", view=False, creating=creating)
+    await check.tabular(warehouse_id, _ns(params), name, "modify", kind=TABLE, creating=creating)
 
 
 def on_warehouse(privilege: str) -> Rule:

@@ -56,6 +56,7 @@ from catalog_es.planning.mode import ScanPlanningMode, document_mode, warehouse_
 from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.store.database import Connection
 from catalog_es.store.metrics_reports import record_metrics_report
+from catalog_es.tabular_kind import TABLE
 from commands.commit_table import CommitTable, handle_commit_table
 from commands.commit_transaction import CommitTransaction, TableChange, handle_commit_transaction
 from commands.create_table import CreateTable, handle_create_table
@@ -156,7 +157,7 @@ class TablesController(Controller):
         )
         return Response(loaded, headers=etag_header(result.metadata_location))
 
-    @get("/tables/{table:str}", opt=requires(on_tabular("describe", view=False)))
+    @get("/tables/{table:str}", opt=requires(on_tabular("describe", TABLE)))
     async def load_table(
         self,
         req: NamedDependency[RequestScope],
@@ -214,7 +215,7 @@ class TablesController(Controller):
         )
         return Response(result, headers={"ETag": tag})
 
-    @head("/tables/{table:str}", status_code=204, opt=requires(on_tabular("describe", view=False)))
+    @head("/tables/{table:str}", status_code=204, opt=requires(on_tabular("describe", TABLE)))
     async def table_exists(
         self,
         req: NamedDependency[RequestScope],
@@ -246,7 +247,7 @@ class TablesController(Controller):
         committed = CommitTableResponse(metadata_location=result.metadata_location, metadata=msgspec.Raw(encoded))
         return Response(committed, headers=etag_header(result.metadata_location))
 
-    @delete("/tables/{table:str}", status_code=204, opt=requires(forcing(on_tabular("modify", view=False))))
+    @delete("/tables/{table:str}", status_code=204, opt=requires(forcing(on_tabular("modify", TABLE))))
     async def drop_table(
         self,
         req: NamedDependency[RequestScope],
@@ -320,7 +321,7 @@ class TablesController(Controller):
         )
 
 
-@post("/{prefix:str}/tables/rename", status_code=204, opt=requires(renamed(view=False)))
+@post("/{prefix:str}/tables/rename", status_code=204, opt=requires(renamed(TABLE)))
 async def rename_table(req: NamedDependency[RequestScope], data: JSONBody[RenameTableRequest]) -> None:
     command = RenameTable(
         warehouse_id=req.warehouse.id,

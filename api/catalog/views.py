@@ -26,6 +26,7 @@ from catalog_es.errors import NoSuchViewError
 from catalog_es.identifiers import Namespace
 from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.store.database import Connection
+from catalog_es.tabular_kind import VIEW
 from commands.commit_view import CommitView, handle_commit_view
 from commands.create_view import CreateView, handle_create_view
 from commands.tabular_lifecycle import (
@@ -90,7 +91,7 @@ class ViewsController(Controller):
         )
         return _result(await handle_create_view(command, req.ctx))
 
-    @get("/views/{view:str}", opt=requires(on_tabular("describe", view=True)))
+    @get("/views/{view:str}", opt=requires(on_tabular("describe", VIEW)))
     async def load_view(
         self,
         req: NamedDependency[RequestScope],
@@ -101,7 +102,7 @@ class ViewsController(Controller):
         row = await _load(conn, req.read_model, req.warehouse, namespace, view)
         return LoadViewResult(metadata_location=row.metadata_location, metadata=row.metadata)
 
-    @head("/views/{view:str}", status_code=204, opt=requires(on_tabular("describe", view=True)))
+    @head("/views/{view:str}", status_code=204, opt=requires(on_tabular("describe", VIEW)))
     async def view_exists(
         self,
         req: NamedDependency[RequestScope],
@@ -111,7 +112,7 @@ class ViewsController(Controller):
     ) -> None:
         await _load(conn, req.read_model, req.warehouse, namespace, view)
 
-    @post("/views/{view:str}", status_code=200, opt=requires(on_tabular("modify", view=True)))
+    @post("/views/{view:str}", status_code=200, opt=requires(on_tabular("modify", VIEW)))
     async def replace_view(
         self,
         req: NamedDependency[RequestScope],
@@ -129,7 +130,7 @@ class ViewsController(Controller):
         )
         return _result(await handle_commit_view(command, req.ctx))
 
-    @delete("/views/{view:str}", status_code=204, opt=requires(forcing(on_tabular("modify", view=True))))
+    @delete("/views/{view:str}", status_code=204, opt=requires(forcing(on_tabular("modify", VIEW))))
     async def drop_view(
         self,
         req: NamedDependency[RequestScope],
@@ -154,7 +155,7 @@ class ViewsController(Controller):
         return _result(await handle_register_view(command, req.ctx))
 
 
-@post("/{prefix:str}/views/rename", status_code=204, opt=requires(renamed(view=True)))
+@post("/{prefix:str}/views/rename", status_code=204, opt=requires(renamed(VIEW)))
 async def rename_view(req: NamedDependency[RequestScope], data: JSONBody[RenameTableRequest]) -> None:
     command = RenameView(
         warehouse_id=req.warehouse.id,
