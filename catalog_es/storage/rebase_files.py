@@ -205,24 +205,14 @@ def _fills_a_partition_empty_at_base(
     """Whether the appends add data to a partition that had none at their base and that a commit since filled.
 
     pyiceberg's `overwrite(df, filter)` is a delete by the filter and an append: when the delete matched
-    nothing at the client's base, only the append reaches the catalog, indistinguishable from a fast append.
+    nothing at the client's base, only the append reaches the catalog, indistinguishable from a fast append (so
+    does Java's: an `OverwriteFiles` that deletes nothing reports `append`).
     Its retry would delete what a concurrent commit added under the filter, so such an append keeps its 409
     and the client's retry decides. For a partition filter, "matched nothing" means the partition was empty;
     a row filter that matched no row of a non-empty partition stays out of reach (commands/README.md says so).
     """
-    appended: set[PartitionKey] = set()
-    for snapshot, manifests in zip(plan.snapshots, client_lists, strict=True):
-        appended |= touched_partitions(_changed_entries(storage, manifests, snapshot.snapshot_id))
-    filled: set[PartitionKey] = set()
-    for snapshot in plan.concurrent:
-        entries = _changed_entries(
-            storage, _manifest_list(storage, snapshot.manifest_list, format_version), snapshot.snapshot_id
-        )
-        filled |= touched_partitions(
-            entry
-            for entry in entries
-            if entry.status == ManifestEntryStatus.ADDED and entry.data_file.content == DataFileContent.DATA
-        )
+    appended = _client_partitions(storage, plan, client_lists)
+    filled = touched_partitions(filter(_adds_data, _concurrent_entries(storage, format_version, plan)))
     at_risk = appended & filled
     return bool(at_risk) and not at_risk <= _live_partitions(storage, base_list, at_risk)
 
@@ -249,17 +239,31 @@ def _overlaps(
     storage: WarehouseStorage, format_version: int, plan: RebasePlan, client_lists: list[list[ManifestFile]]
 ) -> bool:
     """Whether the client's overwrites or deletes conflict with the commits since its base (`conflicting`)."""
-    client: set[PartitionKey] = set()
+    client = _client_partitions(storage, plan, client_lists)
+    entries = _concurrent_entries(storage, format_version, plan)
+    added_data = any(map(_adds_data, entries))
+    concurrent = touched_partitions(entries)
+    return conflicting(client, concurrent, scoped=plan.scoped_to_partitions, concurrent_added_data=added_data)
+
+
+def _client_partitions(
+    storage: WarehouseStorage, plan: RebasePlan, client_lists: list[list[ManifestFile]]
+) -> set[PartitionKey]:
+    """The partitions the client's snapshots add or remove files in."""
+    touched: set[PartitionKey] = set()
     for snapshot, manifests in zip(plan.snapshots, client_lists, strict=True):
-        client |= touched_partitions(_changed_entries(storage, manifests, snapshot.snapshot_id))
-    concurrent: set[PartitionKey] = set()
-    added_data = False
+        touched |= touched_partitions(_changed_entries(storage, manifests, snapshot.snapshot_id))
+    return touched
+
+
+def _concurrent_entries(storage: WarehouseStorage, format_version: int, plan: RebasePlan) -> list[ManifestEntry]:
+    """The files the commits since the client's base added or removed."""
+    entries: list[ManifestEntry] = []
     for snapshot in plan.concurrent:
         manifests = _manifest_list(storage, snapshot.manifest_list, format_version)
-        entries = _changed_entries(storage, manifests, snapshot.snapshot_id)
-        concurrent |= touched_partitions(entries)
-        added_data = added_data or any(
-            entry.status == ManifestEntryStatus.ADDED and entry.data_file.content == DataFileContent.DATA
-            for entry in entries
-        )
-    return conflicting(client, concurrent, scoped=plan.scoped_to_partitions, concurrent_added_data=added_data)
+        entries += _changed_entries(storage, manifests, snapshot.snapshot_id)
+    return entries
+
+
+def _adds_data(entry: ManifestEntry) -> bool:
+    return entry.status == ManifestEntryStatus.ADDED and entry.data_file.content == DataFileContent.DATA

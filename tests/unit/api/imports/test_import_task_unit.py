@@ -63,4 +63,4 @@ def test_source_check_refuses_a_bare_host_when_it_is_not_allowed() -> None:
     ctx: Any = SimpleNamespace(endpoints=EndpointPolicy(allowed_hosts=("127.0.0.1",)), file_roots=FileStorageRoots())
     with pytest.raises(BadRequestError, match=r"gcs\.service\.host"):
         asyncio.run(check_source_reachable(ctx, {"type": "sql", "gcs.service.host": "10.0.0.7:4443"}))
-    asyncio.run(check_source_reachable(ctx, {"type": "rest", "uri": "http://127.0.0.1:8181/catalog"}))
+    asyncio.run(check_source_reachable(ctx, {"type": "rest", "uri": "http://127.0.0.1:19120/catalog"}))
