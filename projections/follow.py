@@ -1,21 +1,22 @@
 """The one loop that follows the event log: connect, LISTEN, read contiguous batches, wait (notify or poll), reconnect.
 
-Its clients differ only in what a batch means: the projector runner applies it and moves its checkpoint in the
-same transaction; the relay publishes it and advances its checkpoint after the acks; a serving process's
-`ChangedStreams` (projections/changed_streams.py) hands which streams changed to its caches.
+Its clients differ only in what a batch means: the projector runner applies it (the store selects only its
+projection's event types) and moves its checkpoint in the same transaction; the relay publishes it and advances its
+checkpoint after the acks; a serving process's `ChangedStreams` (projections/changed_streams.py) hands which
+streams changed to its caches (the store selects the streams of their kinds).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 
 import psycopg
 import structlog
 
 from catalog_es.store.database import Connection
-from catalog_es.store.eventstore import NOTIFY_CHANNEL, RecordedEvent, check_contiguous, read_events
+from catalog_es.store.eventstore import NOTIFY_CHANNEL, Batch, read_batch
 from catalog_es.store.notices import Notice, parse_notice
 
 _log = structlog.get_logger("catalog_es.follow")
@@ -30,11 +31,10 @@ def stop_if_cancelled() -> None:
         raise asyncio.CancelledError
 
 
-async def next_batch(conn: Connection, after: int, limit: int) -> list[RecordedEvent]:
-    """The next events after `after`, checked gap-free (a hole is a bug, never skipped)."""
-    events = await read_events(conn, after=after, limit=limit)
-    check_contiguous(after, events)
-    return events
+async def next_batch(conn: Connection, after: int, limit: int, types: Collection[str] | None = None) -> Batch:
+    """The next events after `after`, only of `types` (None: all of them, checked gap-free); the store filters, and
+    the batch's `through` is where the follower's checkpoint goes, past the events of other types."""
+    return await read_batch(conn, after=after, limit=limit, types=types)
 
 
 class LogFollower:

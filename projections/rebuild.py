@@ -28,6 +28,7 @@ async def rebuild_projection(
     Commits keep flowing during the replay. The final catch-up and the swap run in one transaction
     that holds the writers' counter lock (inline read models: no commit can slip between) or the
     projector's checkpoint row (process read models: its runner waits, then resumes after the swap).
+    Only the projection's event types are read from the store; the position returned is the head all the same.
     """
     if not projection.rebuildable:
         raise ValueError(f"{projection.name} is only ever built forward, never rebuilt from the log")
@@ -41,7 +42,9 @@ async def rebuild_projection(
 
         while head - position > batch:  # catch up while writers continue; the rest is replayed under the lock
             async with conn.transaction():
-                position = await replay(conn, projection.project, head, after=position, progress=report)
+                position = await replay(
+                    conn, projection.project, head, after=position, progress=report, types=projection.types
+                )
             head = await log_head(conn)
         async with conn.transaction():
             if projection.inline:
@@ -49,7 +52,7 @@ async def rebuild_projection(
             else:
                 await lock_checkpoint(conn, projection.name)
             head = await log_head(conn)
-            position = await replay(conn, projection.project, after=position, progress=report)
+            position = await replay(conn, projection.project, after=position, progress=report, types=projection.types)
             for table in projection.tables:
                 await conn.execute(
                     sql.SQL("DROP TABLE IF EXISTS {}.{}").format(sql.Identifier(live), sql.Identifier(table))

@@ -45,6 +45,7 @@ class Projection:
     Inline projections run in the append transaction (read-your-writes); the others run in
     projector processes with a checkpoint. Rebuild and verify use the same `project`, which hands `apply` only the
     events of its `topics` (every event when None): a projection declares what it takes, and filters nothing itself.
+    Its projector process and its rebuild read only those from the store (`types`, in SQL).
     """
 
     name: str
@@ -54,15 +55,15 @@ class Projection:
     topics: tuple[type[Event], ...] | None
     inline: bool = False
     rebuildable: bool = True  # False: only ever built forward (the hash chain must not be recomputed from the log)
-    _types: frozenset[str] | None = field(init=False, repr=False, compare=False)
+    types: frozenset[str] | None = field(init=False, repr=False, compare=False)  # stored type names of `topics`
 
     def __post_init__(self) -> None:
         types = None if self.topics is None else stored_type_names(self.topics)
-        object.__setattr__(self, "_types", types)
+        object.__setattr__(self, "types", types)
 
     async def project(self, conn: Connection, events: Sequence[RecordedEvent]) -> None:
         """Apply the events of this projection's topics, in log order (a batch without any is not handed over)."""
-        taken = events if self._types is None else [event for event in events if event.type in self._types]
+        taken = events if self.types is None else [event for event in events if event.type in self.types]
         if taken:
             await self.apply(conn, taken)
 

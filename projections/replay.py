@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import asynccontextmanager
 
 from psycopg import pq, sql
 
 from catalog_es.store.database import Connection
-from catalog_es.store.eventstore import InlineProjector, check_contiguous, read_events
+from catalog_es.store.eventstore import InlineProjector, read_batch
 from projections.registry import Projection
 
 _BATCH = 1000
@@ -60,19 +60,19 @@ async def replay(
     after: int = 0,
     batch: int = _BATCH,
     progress: Progress | None = None,
+    types: Collection[str] | None = None,
 ) -> int:
-    """Apply the events after `after` (through `until`) to the tables the search path finds first, in the
-    caller's transaction; returns the last position applied."""
+    """Apply the events after `after` (through `until`, else the head) to the tables the search path finds first, in
+    the caller's transaction; returns the position replayed through. With `types` (a projection's), the store reads
+    only events of those types; without, every event, checked gap-free."""
     while until is None or after < until:
-        events = await read_events(conn, after=after, limit=batch)
-        check_contiguous(after, events)
-        if until is not None:
-            events = [e for e in events if e.position <= until]
-        if not events:
+        read = await read_batch(conn, after=after, limit=batch, until=until, types=types)
+        if read.events:
+            async with conn.pipeline():  # one round trip per batch instead of one per statement
+                await apply(conn, read.events)
+        if read.through == after:
             break
-        async with conn.pipeline():  # one round trip per batch instead of one per statement
-            await apply(conn, events)
-        after = events[-1].position
+        after = read.through
         if progress:
             progress(after)
     return after

@@ -32,15 +32,20 @@ class ProjectorRunner:
         await self._follower.run(self._follow)
 
     async def step(self, conn: Connection) -> int:
-        """Apply one batch after the checkpoint; returns how many events it applied (0: caught up)."""
+        """Apply one batch after the checkpoint; returns how many positions the checkpoint moved (0: caught up).
+
+        The store selects only the projection's event types; the checkpoint still moves past the others (to the head
+        read for the batch), so lag and "caught up" are measured against the whole log.
+        """
         name = self._projection.name
         async with conn.transaction():
             checkpoint = await lock_checkpoint(conn, name)
-            events = await next_batch(conn, checkpoint, self._batch_size)
-            if events:
-                await self._projection.project(conn, events)
-                await insert_tracking(conn, Tracking(name, events[-1].position))
-        return len(events)
+            batch = await next_batch(conn, checkpoint, self._batch_size, self._projection.types)
+            if batch.events:
+                await self._projection.project(conn, batch.events)
+            if batch.through > checkpoint:
+                await insert_tracking(conn, Tracking(name, batch.through))
+        return batch.through - checkpoint
 
     async def _follow(self, conn: Connection) -> None:
         _log.info("projector.following", projector=self._projection.name)

@@ -39,6 +39,9 @@ async def verify_projection(conn: Connection, projection: Projection) -> Verific
     """Compare at one snapshot: inline models against the log head, process ones against their checkpoint.
 
     Runs in a REPEATABLE READ transaction that is rolled back, so the scratch schema never outlives it.
+    Unlike the projector and the rebuild, it reads every event, not only the projection's types: so it also checks
+    the log for holes, and its replay is filtered by `project` (in Python) while the live model was filtered by the
+    store (in SQL), which a wrong filter on either side shows up as a difference.
     """
     result = Verification(projection.name, 0, [])
     async with conn.transaction():

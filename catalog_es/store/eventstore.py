@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
 from functools import lru_cache
@@ -323,20 +323,64 @@ def check_contiguous(after: int, events: Sequence[RecordedEvent]) -> None:
 
 
 async def read_events(
-    conn: Connection, *, after: int = 0, limit: int | None = None, last: int | None = None
+    conn: Connection,
+    *,
+    after: int = 0,
+    limit: int | None = None,
+    last: int | None = None,
+    until: int | None = None,
+    types: Collection[str] | None = None,
 ) -> list[RecordedEvent]:
-    """Read events in log order from any connection (also a rebuild's)."""
+    """Read events in log order from any connection (also a rebuild's): after `after`, through `until`, only of
+    `types` (stored type names; None: every type); with `last`, only the newest that many."""
+    where = "global_position > %s"
+    params: list[Any] = [after]
+    if until is not None:
+        where += " AND global_position <= %s"
+        params.append(until)
+    if types is not None:  # the store filters: other events are neither sent nor decoded
+        where += " AND type = ANY(%s)"
+        params.append(list(types))
     if last is not None:
         query = (
-            f"SELECT * FROM (SELECT {_COLUMNS} FROM catalog_events WHERE global_position > %s"
+            f"SELECT * FROM (SELECT {_COLUMNS} FROM catalog_events WHERE {where}"
             " ORDER BY global_position DESC LIMIT %s) newest ORDER BY global_position"
         )
-        params: tuple[Any, ...] = (after, last)
+        params.append(last)
     else:
-        query = f"SELECT {_COLUMNS} FROM catalog_events WHERE global_position > %s ORDER BY global_position"
-        params = (after,)
+        query = f"SELECT {_COLUMNS} FROM catalog_events WHERE {where} ORDER BY global_position"
         if limit is not None:
             query += " LIMIT %s"
-            params = (after, limit)
+            params.append(limit)
     cursor = await conn.execute(query.encode(), params)
     return [RecordedEvent(*row) for row in await cursor.fetchall()]
+
+
+class Batch(msgspec.Struct, frozen=True):
+    """A follower's next events, and how far they take it: every event in (after, `through`] is in `events` or
+    not of the types asked for, so a checkpoint moves to `through` even when nothing was taken."""
+
+    events: list[RecordedEvent]
+    through: int
+
+
+async def read_batch(
+    conn: Connection, *, after: int, limit: int, until: int | None = None, types: Collection[str] | None = None
+) -> Batch:
+    """The next at most `limit` events after `after` (through `until`) of `types` (None: every type), in log order.
+
+    Every type: the events are checked gap-free (a hole is a bug, never skipped) and the batch goes through the last
+    one. Some types: the store selects only those (the other rows are neither sent nor decoded), so no hole can be
+    seen; the range is bounded by `until` (a position the log had reached), else by the head read first. The counter
+    commits with the events it numbers, so every position up to a head read earlier is visible: the batch goes
+    through its last event when it is full, else through the bound, past every event of other types.
+    """
+    if types is None:
+        events = await read_events(conn, after=after, limit=limit, until=until)
+        check_contiguous(after, events)
+        return Batch(events, events[-1].position if events else after)
+    bound = until if until is not None else await log_head(conn)
+    if bound <= after:
+        return Batch([], after)
+    events = await read_events(conn, after=after, limit=limit, until=bound, types=types)
+    return Batch(events, events[-1].position if len(events) == limit else bound)

@@ -47,6 +47,7 @@ HEALTH_MIGRATIONS = (
 _FOLDED: tuple[type[Event], ...] = (TableCreated, TableRegistered, TableCommitted, TableDropped, MaintenanceJobFinished)
 HEALTH_TOPICS: tuple[type[Event], ...] = (*_FOLDED, WarehouseDeleted)
 _TYPES = stored_type_names(_FOLDED)
+_TOPIC_TYPES = stored_type_names(HEALTH_TOPICS)  # what its catch-up selects from the store
 # Commits record changes: the documents they produce, for the figures folded from them.
 _DOCUMENTS = LoggedDocuments()
 _WAREHOUSE_DELETED = WarehouseDeleted.type_name
@@ -115,8 +116,9 @@ async def catch_up_health(conn: Connection, *, batch_size: int = 500) -> int:
     while True:
         async with conn.transaction():
             checkpoint = await lock_checkpoint(conn, HEALTH_PROJECTION)
-            events = await next_batch(conn, checkpoint, batch_size)
-            if not events:
+            batch = await next_batch(conn, checkpoint, batch_size, _TOPIC_TYPES)
+            if batch.through == checkpoint:
                 return checkpoint
-            await project_health(conn, events)
-            await insert_tracking(conn, Tracking(HEALTH_PROJECTION, events[-1].position))
+            if batch.events:
+                await project_health(conn, batch.events)
+            await insert_tracking(conn, Tracking(HEALTH_PROJECTION, batch.through))

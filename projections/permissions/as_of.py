@@ -55,7 +55,7 @@ async def access_as_of(conn: Connection, object_id: uuid.UUID, at: datetime, use
     async with conn.transaction(force_rollback=True):
         position = await position_at(conn, at)
         async with scratch_schema(conn, PERMISSIONS, purpose="access_as_of", unique=True):
-            await replay(conn, PERMISSIONS.project, position)
+            await replay(conn, PERMISSIONS.project, position, types=PERMISSIONS.types)
             kind = await _kind(conn, object_id)
             access: list[UserAccess] = []
             if kind is not None:

@@ -132,7 +132,7 @@ class Relay:
         _log.info("relay.resumed", checkpoint=checkpoint, stream_position=tail.position, after=after)
         backoff.reset()
         while True:
-            events = await next_batch(conn, after, config.batch_size)
+            events = (await next_batch(conn, after, config.batch_size)).events  # every event: published in order
             if not events:
                 self.metrics.head_position, self.metrics.oldest_unpublished_time = after, None
                 if (head := await self._follower.wait(conn)) is not None:
