@@ -40,8 +40,8 @@ async def verify_projection(conn: Connection, projection: Projection) -> Verific
 
     Runs in a REPEATABLE READ transaction that is rolled back, so the scratch schema never outlives it.
     Unlike the projector and the rebuild, it reads every event, not only the projection's types: so it also checks
-    the log for holes, and its replay is filtered by `project` (in Python) while the live model was filtered by the
-    store (in SQL), which a wrong filter on either side shows up as a difference.
+    the log for holes, and its replay is filtered by `project` (in Python) where projectors and rebuilds were
+    filtered by the store (in SQL): the two filters disagreeing shows up as a difference.
     """
     result = Verification(projection.name, 0, [])
     async with conn.transaction():

@@ -367,7 +367,8 @@ class Batch(msgspec.Struct, frozen=True):
 async def read_batch(
     conn: Connection, *, after: int, limit: int, until: int | None = None, types: Collection[str] | None = None
 ) -> Batch:
-    """The next at most `limit` events after `after` (through `until`) of `types` (None: every type), in log order.
+    """The next at most `limit` events after `after` (through `until`) of `types` (None: every type), in log order:
+    eventsourcing's `select_notifications(start, limit, stop, topics)` over our log.
 
     Every type: the events are checked gap-free (a hole is a bug, never skipped) and the batch goes through the last
     one. Some types: the store selects only those (the other rows are neither sent nor decoded), so no hole can be
