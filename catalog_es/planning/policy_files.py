@@ -21,7 +21,7 @@ from pyiceberg.io.pyarrow import (
     schema_to_pyarrow,
 )
 from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
-from pyiceberg.schema import Schema, prune_columns
+from pyiceberg.schema import prune_columns
 from pyiceberg.table import FileScanTask
 from pyiceberg.table.metadata import TableMetadata
 

@@ -154,7 +154,8 @@ def test_stock_pyiceberg_under_policy_reads_v2_table_with_position_deletes_appli
 
     alice = _catalog(authz_catalog, idp, "alice").load_table("hr.deleted")
     tasks = list(alice.scan(selected_fields=("id", "dept")).plan_files())
-    assert tasks and all(not task.delete_files for task in tasks)  # the deletes are applied in the copies
+    assert tasks
+    assert all(not task.delete_files for task in tasks)  # the deletes are applied in the copies
     read = alice.scan(selected_fields=("id", "dept")).to_arrow()
     assert sorted(read["id"].to_pylist()) == sorted({0, 3, 6, 100, 103, 106} - deleted)
     assert set(read["dept"].to_pylist()) == {"eng"}
