@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -52,7 +53,7 @@ from api.idempotency import NOT_IDEMPOTENT
 from catalog_es.errors import BadRequestError, NoSuchTableError
 from catalog_es.identifiers import Namespace
 from catalog_es.metadata.tables import only_referenced_snapshots
-from catalog_es.planning.mode import ScanPlanningMode, document_mode, warehouse_mode
+from catalog_es.planning.mode import ScanPlanningMode, document_mode, table_mode, warehouse_mode
 from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.store.database import Connection
 from catalog_es.store.metrics_reports import record_metrics_report
@@ -88,6 +89,14 @@ def planning_config(server: ScanPlanningMode, warehouse: WarehouseRow, document:
     server's; said whenever it is `server` or differs from what /config advertised for the warehouse."""
     inherited = warehouse_mode(server, warehouse.scan_planning)
     mode = document_mode(inherited, document)
+    return {"scan-planning-mode": mode} if "server" in (mode, inherited) else {}
+
+
+def created_planning_config(req: RequestScope, metadata: Mapping[str, Any]) -> dict[str, str]:
+    """`planning_config` of a table just created or registered (its metadata as a mapping), said as loadTable
+    would say it."""
+    inherited = warehouse_mode(req.settings.scan_planning.mode, req.warehouse.scan_planning)
+    mode = table_mode(inherited, metadata.get("properties") or {})
     return {"scan-planning-mode": mode} if "server" in (mode, inherited) else {}
 
 
@@ -149,10 +158,11 @@ class TablesController(Controller):
         profile = await vending_backend(req, delegation)
         target = None if profile is None else VendingTarget(profile, location, "read-write")
         access = await delegated(req, request, target, refresh)
+        config = await table_config(request, req, access.config, command.namespace, data.name)
         loaded = LoadTableResult(
             metadata=result.metadata,
             metadata_location=result.metadata_location,
-            config=await table_config(request, req, access.config, command.namespace, data.name),
+            config={**config, **created_planning_config(req, result.metadata)},
             storage_credentials=access.storage_credentials,
         )
         return Response(loaded, headers=etag_header(result.metadata_location))
@@ -313,10 +323,11 @@ class TablesController(Controller):
         profile = await vending_backend(req, delegation)
         target = None if profile is None else VendingTarget(profile, location, "read-write")
         access = await delegated(req, request, target, refresh)
+        config = await table_config(request, req, access.config, command.namespace, data.name)
         return LoadTableResult(
             metadata=result.metadata,
             metadata_location=result.metadata_location,
-            config=await table_config(request, req, access.config, command.namespace, data.name),
+            config={**config, **created_planning_config(req, result.metadata)},
             storage_credentials=access.storage_credentials,
         )
 
