@@ -18,6 +18,7 @@ from api.catalog.credentials import (
     VendingTarget,
     credentials_path,
     delegated,
+    policy_target,
     vending_backend,
     vending_target,
 )
@@ -98,13 +99,6 @@ def created_planning_config(req: RequestScope, metadata: Mapping[str, Any]) -> d
     inherited = warehouse_mode(req.settings.scan_planning.mode, req.warehouse.scan_planning)
     mode = table_mode(inherited, metadata.get("properties") or {})
     return {"scan-planning-mode": mode} if "server" in (mode, inherited) else {}
-
-
-def _planned_only(config: dict[str, str]) -> dict[str, str]:
-    """A policed principal's table config: plan on the server, and no signing (the profile's flag says `true`
-    for S3 warehouses that sign, though no signer endpoint is named: say `false`, so no client tries)."""
-    flags = {"s3.remote-signing-enabled": "false"} if "s3.remote-signing-enabled" in config else {}
-    return {**config, **flags, "scan-planning-mode": "server"}
 
 
 class TablesController(Controller):
@@ -204,18 +198,18 @@ class TablesController(Controller):
             policy = None
             if policed and row is not None:
                 policy = await read_policy_for(conn, row.id, principal.user_id, principal.roles)
-            # Under a policy nothing grants storage access to the whole table (no vended credential, no signer):
-            # the principal reads what plans hand out.
-            target = None if policy is not None else await vending_target(req, request, conn, row, profile)
+            # Under a policy nothing grants storage access to the whole table: vended credentials reach its policy's
+            # files only, and so does the signer; the principal reads what plans hand out.
+            target = await vending_target(req, request, conn, row, profile)
+            if policy is not None and row is not None:
+                target = policy_target(profile, row.location, policy) if target and target.level else None
         if req.as_of is None:  # a past catalog is the log's record: its old metadata files may be gone by design
             await require_metadata_file(req.ctx, await req.ctx.storage(req.warehouse), location)  # no connection held
         access = await delegated(req, request, target, credentials_path(request))
-        config = (
-            _planned_only(access.config)
-            if policy is not None
-            else await table_config(request, req, access.config, ident, name)
-        )
-        if policy is None:
+        config = await table_config(request, req, access.config, ident, name)
+        if policy is not None:
+            config = {**config, "scan-planning-mode": "server"}
+        else:
             config = {**config, **planning_config(req.settings.scan_planning.mode, req.warehouse, document)}
         result = LoadTableDocument(
             metadata=msgspec.Raw(document),

@@ -31,15 +31,30 @@ POLICY_FILES_DIR = "policy-files"  # under the table's location: the catalog's o
 _WORKERS = 4  # files copied at once per plan (each one read whole into memory)
 
 
+def policy_files_location(table_location: str, policy: ReadPolicy) -> str:
+    """Where one policy's copies of a table's files live: `<table>/policy-files/<policy fingerprint>`. Everything
+    in it is rows and columns that policy allows, so storage access for a principal under it (vended
+    credentials, remote signing) is scoped to this prefix: a new policy is a new prefix."""
+    return f"{table_location.rstrip('/')}/{POLICY_FILES_DIR}/{policy.fingerprint()}"
+
+
+def _object_store(location: str) -> bool:
+    """Whether the table lives in an object store (`s3://`, `abfss://`, `gs://`, ...), not on a file system."""
+    scheme, separator, _ = location.partition("://")
+    return bool(separator) and scheme != "file"
+
+
 class PolicyFiles:
     """Rewrites one plan's tasks for one principal's policy.
 
     A task whose file may hold a row the policy's filter rejects (its partition and column bounds cannot prove
     otherwise), or a column the policy hides, is replaced by a copy of that file holding only the allowed rows
-    and columns, delete files applied, at `<table>/policy-files/<digest>.parquet`. The digest names the data
-    file, its delete files, the schema and the policy, which never change for a snapshot: a copy once written is
-    found again by any replica (its footer read for the task's counts and bounds) and never rewritten. A copy
-    with no row left drops its task. The new task carries no delete files and the client's own residual only.
+    and columns, delete files applied, at `policy_files_location(...)/<digest>.parquet`. In an object store every
+    task's file is copied (storage access under a policy reaches that prefix only, so the plan must lie in it).
+    The digest names the data file, its delete files and the schema (the prefix names the policy), which never
+    change for a snapshot: a copy once written is found again by any replica (its footer read for the task's
+    counts and bounds) and never rewritten. A copy with no row left drops its task. The new task carries no
+    delete files and the client's own residual only.
     """
 
     def __init__(
@@ -50,11 +65,11 @@ class PolicyFiles:
         allowed = policy.allowed_ids(self._schema)
         self._output = self._schema if allowed is None else prune_columns(self._schema, allowed, False)
         self._hides = set(self._output.field_ids) != set(self._schema.field_ids)
+        self._copy_all = _object_store(metadata.location)
+        self._prefix = policy_files_location(metadata.location, policy)
         self._strict = _StrictMetricsEvaluator(self._schema, policy.row_filter)
         self._client_filter, self._case = client_filter, case
-        self._salt = msgspec.json.encode(
-            [policy.fingerprint(), self._schema.schema_id, sorted(self._output.field_ids)]
-        ).decode()
+        self._salt = msgspec.json.encode([self._schema.schema_id, sorted(self._output.field_ids)]).decode()
 
     def apply(self, tasks: list[FileScanTask]) -> list[FileScanTask]:
         """The tasks a reader ignoring residuals may be handed. Blocking (reads and writes files)."""
@@ -63,7 +78,7 @@ class PolicyFiles:
         return [task for task in rewritten if task is not None]
 
     def _task(self, task: FileScanTask) -> FileScanTask | None:
-        if not self._hides and self._allows_every_row(task.file):
+        if not (self._copy_all or self._hides) and self._allows_every_row(task.file):
             return task
         copy = self._copy(task)
         if copy.record_count == 0:
@@ -85,7 +100,7 @@ class PolicyFiles:
     def _path(self, task: FileScanTask) -> str:
         name = msgspec.json.encode([task.file.file_path, sorted(d.file_path for d in task.delete_files), self._salt])
         digest = hashlib.sha256(name).hexdigest()[:40]
-        return f"{self._metadata.location.rstrip('/')}/{POLICY_FILES_DIR}/{digest}.parquet"
+        return f"{self._prefix}/{digest}.parquet"
 
     def _copy(self, task: FileScanTask) -> DataFile:
         path = self._path(task)
