@@ -26,8 +26,8 @@ from pyiceberg.table import FileScanTask
 from pyiceberg.table.metadata import TableMetadata
 
 from catalog_es.planning.policy import ReadPolicy
+from catalog_es.storage.purge import POLICY_FILES_DIR
 
-POLICY_FILES_DIR = "policy-files"  # under the table's location: the catalog's own, never in a snapshot
 _WORKERS = 4  # files copied at once per plan (each one read whole into memory)
 
 

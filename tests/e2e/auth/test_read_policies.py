@@ -3,6 +3,7 @@ allowed rows and columns; it is refused forbidden columns, and loadTable hands i
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,7 +19,7 @@ from pyiceberg.types import LongType, NestedField, StringType
 
 from tests.e2e.auth.openid_provider import OpenIdProvider
 from tests.e2e.auth.test_authorization import _granted, _id, _management, _table_id
-from tests.e2e.conftest import RunningCatalog
+from tests.e2e.conftest import RunningCatalog, eventually
 from tests.planning_tables import commit_manifests, position_delete_file
 
 pytestmark = pytest.mark.e2e
@@ -131,6 +132,11 @@ def test_stock_pyiceberg_reads_only_allowed_rows_and_columns_when_it_ignores_res
 
     bob = _catalog(authz_catalog, idp, "bob").load_table("hr.people")
     assert len(bob.scan().to_arrow()) == 18
+
+    copies = Path(tasks[0].file.file_path.removeprefix("file://")).parent
+    assert copies.parent.name == "policy-files"
+    _catalog(authz_catalog, idp, "admin").purge_table("hr.people")
+    assert eventually(lambda: not copies.parent.exists())  # the copies are the table's rows: purged with it
 
 
 def test_stock_pyiceberg_under_policy_reads_v2_table_with_position_deletes_applied(
