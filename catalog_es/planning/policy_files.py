@@ -4,6 +4,7 @@ that ignore residuals, so a plan never hands a principal under a policy a file h
 from __future__ import annotations
 
 import hashlib
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import msgspec
@@ -29,6 +30,7 @@ from catalog_es.planning.policy import ReadPolicy
 from catalog_es.storage.purge import POLICY_FILES_DIR
 
 _WORKERS = 4  # files copied at once per plan (each one read whole into memory)
+_WRITING = tuple(threading.Lock() for _ in range(64))  # per process, striped by a copy's digest
 
 
 def policy_files_location(table_location: str, policy: ReadPolicy) -> str:
@@ -104,15 +106,17 @@ class PolicyFiles:
 
     def _copy(self, task: FileScanTask) -> DataFile:
         path = self._path(task)
-        found = self._existing(path)
-        if found is not None:
-            return self._data_file(task, path, *found)
-        rows = ArrowScan(self._metadata, self._io, self._output, self._policy.row_filter, True).to_table([task])
-        output = self._io.new_output(path)
-        writer = ParquetFormatWriter(output, self._output, self._metadata.properties)
-        with writer:
-            writer.write(rows.cast(schema_to_pyarrow(self._output, include_field_ids=True)))
-        return self._data_file(task, path, writer.result(), len(output))
+        # Two plans of one policy (other filters) may need the same copy at once: one writes, the other reads it.
+        with _WRITING[int(path.rsplit("/", 1)[-1][:8], 16) % len(_WRITING)]:
+            found = self._existing(path)
+            if found is not None:
+                return self._data_file(task, path, *found)
+            rows = ArrowScan(self._metadata, self._io, self._output, self._policy.row_filter, True).to_table([task])
+            output = self._io.new_output(path)
+            writer = ParquetFormatWriter(output, self._output, self._metadata.properties)
+            with writer:
+                writer.write(rows.cast(schema_to_pyarrow(self._output, include_field_ids=True)))
+            return self._data_file(task, path, writer.result(), len(output))
 
     def _existing(self, path: str) -> tuple[DataFileStatistics, int] | None:
         """A copy already written (by this or another replica): its statistics from its footer. None when
