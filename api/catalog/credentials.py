@@ -18,6 +18,8 @@ from api.container import services
 from api.dependencies import RequestScope, parse_namespace
 from api.encoded_slash import decode_name
 from catalog_es.errors import NoSuchTableError
+from catalog_es.planning.policy import ReadPolicy
+from catalog_es.planning.policy_files import policy_files_location
 from catalog_es.state import TabularRow
 from catalog_es.storage.access_delegation import HEADER, parse_access_delegation
 from catalog_es.storage.backends import StorageBackend
@@ -25,6 +27,7 @@ from catalog_es.storage.session_policy import AccessLevel
 from catalog_es.store.database import Connection
 from catalog_es.tabular_kind import TABLE
 from projections.catalog.sign_lookup import table_by_id
+from projections.permissions.read_policies import read_policy_for
 
 DelegationHeader = Annotated[str | None, HeaderParameter(name=HEADER)]
 
@@ -109,6 +112,12 @@ async def vending_target(
     return VendingTarget(backend, row.location, "read" if level is not None and req.as_of is not None else level)
 
 
+def policy_target(backend: StorageBackend | None, table_location: str, policy: ReadPolicy) -> VendingTarget | None:
+    """What to vend to a principal under a read policy: read-only on its policy's files (`policy_files_location`),
+    which hold only the rows and columns it may read; never the table's own files."""
+    return None if backend is None else VendingTarget(backend, policy_files_location(table_location, policy), "read")
+
+
 async def delegated(
     req: RequestScope, request: Request[Any, Any, Any], target: VendingTarget | None, refresh_path: str
 ) -> Delegated:
@@ -149,9 +158,13 @@ async def load_credentials(
             if row is None:
                 raise NoSuchTableError(f"Table does not exist: {ident}.{table}")
             target = await vending_target(req, request, conn, row, vending)
+            principal, authz = req.principal, services(request.app.state).authorizer
+            policy = await read_policy_for(conn, row.id, principal.user_id, principal.roles) if authz.enabled else None
+        if policy is not None and target is not None and target.level is not None:
+            target = policy_target(target.backend, row.location, policy)  # its policy's files, nothing else
         if target is None or target.level is None:
             note.reason = "no credentials: STS off or no data access"
             return LoadCredentialsResponse(storage_credentials=[])
         keys = await _vend_keys(request, req.principal.user_id, target, credentials_path(request))
-        note.reason = f"vended: {target.level} on table {row.id}"
+        note.reason = f"vended: {target.level} on table {row.id}" + (" (its read policy's files)" if policy else "")
         return LoadCredentialsResponse(storage_credentials=[StorageCredential(prefix=target.location, config=keys)])

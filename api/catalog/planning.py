@@ -18,7 +18,14 @@ from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil
 
 from api.auth.principal import request_principal
 from api.auth.rules import requires
-from api.catalog.credentials import DelegationHeader, VendingTarget, credentials_path, delegated, vending_backend
+from api.catalog.credentials import (
+    DelegationHeader,
+    VendingTarget,
+    credentials_path,
+    delegated,
+    policy_target,
+    vending_backend,
+)
 from api.catalog.rules import on_warehouse_only
 from api.container import services
 from api.dependencies import RequestScope, parse_namespace
@@ -160,15 +167,15 @@ def _completed(plan: PlannedScan, key: PlanKey, plan_id: str | None, credentials
 async def _storage_credentials(
     req: RequestScope, request: Request[Any, Any, Any], resolved: _Resolved, header: str | None
 ) -> list[Any] | None:
-    """Credentials for the plan's files when the client asks for vended ones: read-only on the table's location
-    (the stores here cannot scope a credential to a list of files). None under a read policy: a table-wide
-    credential would let the client read what the plan left out."""
-    if resolved.policy is not None:
-        return None
+    """Credentials for the plan's files when the client asks for vended ones: read-only on the table's location,
+    or under a read policy on its policy's files only (`policy_target`), where every file of its plans is."""
     backend = await vending_backend(req, header)
     if backend is None:
         return None
-    target = VendingTarget(backend, resolved.row.location, "read")
+    if resolved.policy is not None:
+        target = policy_target(backend, resolved.row.location, resolved.policy)
+    else:
+        target = VendingTarget(backend, resolved.row.location, "read")
     access = await delegated(
         req, request, target, credentials_path(request).replace("/plan/credentials", "/credentials")
     )

@@ -2,7 +2,8 @@
 
 Every path resolves one table (by name, by id or by the longest location match), then refuses with 403
 unless the caller holds the privilege the method needs on it (GET/HEAD select, PUT/POST/DELETE modify)
-and every object the request names lies in the table's location on the warehouse's bucket. A missing
+and every object the request names lies in the table's location on the warehouse's bucket (for a caller
+under a read policy on the table: a read of an object among its policy's files, `policy_files_location`). A missing
 table, a view and a table the caller may not see all get the same 403. Only then is the request signed
 with the warehouse credential, which never leaves the server.
 """
@@ -26,6 +27,7 @@ from api.dependencies import parse_namespace
 from api.encoded_slash import decode_name
 from api.idempotency import NOT_IDEMPOTENT
 from catalog_es.errors import BadRequestError, ForbiddenError
+from catalog_es.planning.policy_files import policy_files_location
 from catalog_es.state import TabularRow, WarehouseRow, require_active
 from catalog_es.storage.signing import RequestSigner, Scope, SignRequest
 from catalog_es.store.database import Connection
@@ -126,10 +128,21 @@ async def _signed(
         principal = request_principal(request.scope)
         if not await app.authorizer.allowed(conn, principal, table.id, scope.privilege):
             raise ForbiddenError(_NOT_SIGNED.format(verb))
-        # Under a read policy the table's objects are read through plans only: a signature reads a whole file.
-        if app.authorizer.enabled and await read_policy_for(conn, table.id, principal.user_id, principal.roles):
-            raise ForbiddenError("A read policy applies to this principal on this table: plan the scan instead")
-    if not signer.covers(scope, table.location):
+        policy = None
+        if app.authorizer.enabled:
+            policy = await read_policy_for(conn, table.id, principal.user_id, principal.roles)
+    if policy is not None:
+        # Under a read policy only reads of its policy's files are signed: every file of its plans is there, and
+        # nothing else (a signature reads a whole file; the table's own files hold rows and columns it may not see).
+        if (
+            scope.privilege != "select"
+            or scope.listing
+            or not signer.covers(scope, policy_files_location(table.location, policy))
+        ):
+            raise ForbiddenError(
+                "A read policy applies to this principal on this table: only its plans' files are signed"
+            )
+    elif not signer.covers(scope, table.location):
         raise ForbiddenError("The request names an object outside the table's location")
     return RemoteSignResult(uri=data.uri, headers=signer.sign(wanted, scope)), table.id, scope
 

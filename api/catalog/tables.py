@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -17,6 +18,7 @@ from api.catalog.credentials import (
     VendingTarget,
     credentials_path,
     delegated,
+    policy_target,
     vending_backend,
     vending_target,
 )
@@ -52,7 +54,7 @@ from api.idempotency import NOT_IDEMPOTENT
 from catalog_es.errors import BadRequestError, NoSuchTableError
 from catalog_es.identifiers import Namespace
 from catalog_es.metadata.tables import only_referenced_snapshots
-from catalog_es.planning.mode import ScanPlanningMode, document_mode, warehouse_mode
+from catalog_es.planning.mode import ScanPlanningMode, document_mode, table_mode, warehouse_mode
 from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.store.database import Connection
 from catalog_es.store.metrics_reports import record_metrics_report
@@ -91,11 +93,12 @@ def planning_config(server: ScanPlanningMode, warehouse: WarehouseRow, document:
     return {"scan-planning-mode": mode} if "server" in (mode, inherited) else {}
 
 
-def _planned_only(config: dict[str, str]) -> dict[str, str]:
-    """A policed principal's table config: plan on the server, and no signing (the profile's flag says `true`
-    for S3 warehouses that sign, though no signer endpoint is named: say `false`, so no client tries)."""
-    flags = {"s3.remote-signing-enabled": "false"} if "s3.remote-signing-enabled" in config else {}
-    return {**config, **flags, "scan-planning-mode": "server"}
+def created_planning_config(req: RequestScope, metadata: Mapping[str, Any]) -> dict[str, str]:
+    """`planning_config` of a table just created or registered (its metadata as a mapping), said as loadTable
+    would say it."""
+    inherited = warehouse_mode(req.settings.scan_planning.mode, req.warehouse.scan_planning)
+    mode = table_mode(inherited, metadata.get("properties") or {})
+    return {"scan-planning-mode": mode} if "server" in (mode, inherited) else {}
 
 
 class TablesController(Controller):
@@ -149,10 +152,11 @@ class TablesController(Controller):
         profile = await vending_backend(req, delegation)
         target = None if profile is None else VendingTarget(profile, location, "read-write")
         access = await delegated(req, request, target, refresh)
+        config = await table_config(request, req, access.config, command.namespace, data.name)
         loaded = LoadTableResult(
             metadata=result.metadata,
             metadata_location=result.metadata_location,
-            config=await table_config(request, req, access.config, command.namespace, data.name),
+            config={**config, **created_planning_config(req, result.metadata)},
             storage_credentials=access.storage_credentials,
         )
         return Response(loaded, headers=etag_header(result.metadata_location))
@@ -194,18 +198,18 @@ class TablesController(Controller):
             policy = None
             if policed and row is not None:
                 policy = await read_policy_for(conn, row.id, principal.user_id, principal.roles)
-            # Under a policy nothing grants storage access to the whole table (no vended credential, no signer):
-            # the principal reads what plans hand out.
-            target = None if policy is not None else await vending_target(req, request, conn, row, profile)
+            # Under a policy nothing grants storage access to the whole table: vended credentials reach its policy's
+            # files only, and so does the signer; the principal reads what plans hand out.
+            target = await vending_target(req, request, conn, row, profile)
+            if policy is not None and row is not None:
+                target = policy_target(profile, row.location, policy) if target and target.level else None
         if req.as_of is None:  # a past catalog is the log's record: its old metadata files may be gone by design
             await require_metadata_file(req.ctx, await req.ctx.storage(req.warehouse), location)  # no connection held
         access = await delegated(req, request, target, credentials_path(request))
-        config = (
-            _planned_only(access.config)
-            if policy is not None
-            else await table_config(request, req, access.config, ident, name)
-        )
-        if policy is None:
+        config = await table_config(request, req, access.config, ident, name)
+        if policy is not None:
+            config = {**config, "scan-planning-mode": "server"}
+        else:
             config = {**config, **planning_config(req.settings.scan_planning.mode, req.warehouse, document)}
         result = LoadTableDocument(
             metadata=msgspec.Raw(document),
@@ -313,10 +317,11 @@ class TablesController(Controller):
         profile = await vending_backend(req, delegation)
         target = None if profile is None else VendingTarget(profile, location, "read-write")
         access = await delegated(req, request, target, refresh)
+        config = await table_config(request, req, access.config, command.namespace, data.name)
         return LoadTableResult(
             metadata=result.metadata,
             metadata_location=result.metadata_location,
-            config=await table_config(request, req, access.config, command.namespace, data.name),
+            config={**config, **created_planning_config(req, result.metadata)},
             storage_credentials=access.storage_credentials,
         )
 

@@ -14,6 +14,7 @@ from pyiceberg.table.metadata import TableMetadata
 from catalog_es.errors import BadRequestError, UnsupportedOperationError
 from catalog_es.planning.content_files import ContentFiles
 from catalog_es.planning.policy import ReadPolicy
+from catalog_es.planning.policy_files import PolicyFiles
 from catalog_es.planning.request import ScanRequest, expression_json
 
 
@@ -57,10 +58,11 @@ def plan_scan(
 ) -> PlannedScan:
     """Prune manifests and files (partition summaries, partition values, column metrics) with pyiceberg's
     ManifestGroupPlanner, attach each data file's delete files (its DeleteFileIndex), and keep pyiceberg's
-    residual per file. Under a policy the planned filter is the client's AND the policy's row filter, so every
-    task's residual carries what the policy still asks of that file's rows.
+    residual per file. Under a policy the planned filter is the client's AND the policy's row filter (files with
+    no allowed row are pruned), and every file that may hold a row or column the policy hides is replaced by its
+    policy file (`PolicyFiles`): a reader that ignores residuals still gets only the allowed rows and columns.
 
-    Blocking (reads manifests): run it in a thread. `request` has its snapshot resolved.
+    Blocking (reads manifests, may write policy files): run it in a thread. `request` has its snapshot resolved.
 
     Raises:
         BadRequestError: unknown columns in `select` or the filter.
@@ -83,6 +85,8 @@ def plan_scan(
         if "equality deletes" in str(exc):
             raise UnsupportedOperationError(f"Cannot plan this scan on the server: {exc}") from None
         raise BadRequestError(f"Cannot plan this scan: {exc}") from None
+    if policy is not None:
+        tasks = PolicyFiles(schema_metadata, io, policy, client_filter, request.case_sensitive).apply(tasks)
     files = ContentFiles(schema, schema_metadata.specs())
     pages = tuple(_page(files, tasks[start : start + page_size]) for start in range(0, len(tasks), page_size))
     deletes = len({path for task in tasks for path in (d.file_path for d in task.delete_files)})

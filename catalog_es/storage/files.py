@@ -22,7 +22,13 @@ from catalog_es.storage.backends import ForeignLocationError, StorageBackend, ba
 from catalog_es.storage.file_roots import within
 from catalog_es.storage.outbound import EndpointPolicy
 from catalog_es.storage.profiles import StorageCredential, StorageProfile, base_location
-from catalog_es.storage.purge import checksum_sidecar, referenced_files, remove_empty_directories, unreferenced
+from catalog_es.storage.purge import (
+    POLICY_FILES_DIR,
+    checksum_sidecar,
+    referenced_files,
+    remove_empty_directories,
+    unreferenced,
+)
 
 __all__ = ["ForeignLocationError", "WarehouseStorage"]
 
@@ -179,7 +185,7 @@ class WarehouseStorage:
         """
         own = location_key(self.confined(location))
         references = [
-            location_key(self.confined(path)) for path in self.purge_plan(location, metadata_location, metadata)
+            location_key(self.confined(path)) for path in self._referenced(location, metadata_location, metadata)
         ]
         return unreferenced(self.files_below(location), references, own)
 
@@ -234,13 +240,26 @@ class WarehouseStorage:
             InvalidLocationError: the table's location is outside the warehouse.
         """
         own = self.confined(location)
-        referenced = referenced_files(self._file_io(location), metadata_location, metadata, self._inside(own))
+        referenced = [*self._policy_files(own), *self._referenced(location, metadata_location, metadata)]
         if _local_path(own) is None:
             return referenced
         # Spark on a local filesystem (Hadoop's checksummed one) leaves `.name.crc` beside each file it wrote:
         # the sidecar goes with its file, or it keeps the table's directories alive.
         sidecars = (checksum_sidecar(path) for path in referenced)
         return [*referenced, *(path for path in sidecars if self._local_file_exists(path))]
+
+    def _referenced(self, location: str, metadata_location: str, metadata: Json) -> list[str]:
+        own = self.confined(location)
+        return referenced_files(self._file_io(location), metadata_location, metadata, self._inside(own))
+
+    def _policy_files(self, own: str) -> list[str]:
+        """The catalog's own copies of the table's files for read policies (`<table>/policy-files/`, issue 33):
+        rows of the table, so they go with it. None when they cannot be listed (best effort, as a purge is)."""
+        directory = f"{own.rstrip('/')}/{POLICY_FILES_DIR}"
+        try:
+            return [f"{directory}/{name}" for name in sorted(self.files_below(directory))]
+        except (StorageAccessError, OSError, InvalidLocationError):
+            return []
 
     def _local_file_exists(self, location: str) -> bool:
         try:

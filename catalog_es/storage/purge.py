@@ -12,6 +12,10 @@ from pyiceberg.table.snapshots import Snapshot
 from catalog_es.events import Json
 from catalog_es.metadata.tables import parse_metadata
 
+# Below a table: the catalog's own copies of its files for read policies (catalog_es.planning.policy_files),
+# never in a snapshot, deleted with the table.
+POLICY_FILES_DIR = "policy-files"
+
 
 def referenced_files(io: FileIO, metadata_location: str, document: Json, inside: Callable[[str], bool]) -> list[str]:
     """Every file the metadata references that `inside` accepts: data and delete files, manifests, manifest

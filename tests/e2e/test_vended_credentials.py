@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.schema import Schema
-from pyiceberg.types import LongType, NestedField
+from pyiceberg.types import LongType, NestedField, StringType
 
 from catalog_es.store.secrets import generate_secrets_key
 from tests.e2e.auth.conftest import bootstrapped, catalog_server
@@ -311,3 +311,58 @@ def test_duckdb_reads_and_writes_with_vended_credentials_only(server: RunningCat
     vended.execute("INSERT INTO lake.duck.events VALUES (4)")
     vended.close()
     assert sorted(admin.load_table("duck.events").scan().to_arrow()["id"].to_pylist()) == [1, 2, 3, 4]
+
+
+def test_credentials_under_a_read_policy_reach_only_its_policy_files_and_pyiceberg_reads_allowed_rows(
+    server: RunningCatalog,
+    idp: OpenIdProvider,
+    s3_iam: IamStore,  # noqa: F811
+) -> None:
+    people = Schema(
+        NestedField(1, "id", LongType(), required=False),
+        NestedField(2, "dept", StringType(), required=False),
+        NestedField(3, "salary", LongType(), required=False),
+    )
+    rows = [{"id": i, "dept": ["eng", "ops"][i % 2], "salary": 100 * i} for i in range(8)]
+    admin = _pyiceberg(server, idp, "admin")
+    admin.create_namespace("hr")
+    table = admin.create_table("hr.people", schema=people)
+    table.append(pa.Table.from_pylist(rows, schema=people.as_arrow()))
+    originals = [task.file.file_path for task in table.scan().plan_files()]
+    _catalog_http(server, idp, "alice")  # /config provisions alice, so she can be granted
+    _grant(server, idp, "people", "alice", "select")
+    with psycopg.connect(server.env["CATALOG_ES__PG_DSN"]) as conn:
+        found = conn.execute("SELECT id, warehouse_id FROM tables WHERE name = 'people'").fetchone()
+    assert found is not None
+    policy = {"user": "oidc~alice", "row-filter": {"type": "eq", "term": "dept", "value": "eng"}, "columns": ["id"]}
+    path = f"/permissions/warehouse/{found[1]}/table/{found[0]}/read-policies"
+    assert _management(server, idp, "admin").post(path, json=policy).status_code == 204
+
+    alice = _pyiceberg(server, idp, "alice")  # no keys: the vended ones reach its policy's files only
+    read = alice.load_table("hr.people").scan(selected_fields=("id",)).to_arrow()
+    assert sorted(read["id"].to_pylist()) == [0, 2, 4, 6]
+
+    http = _catalog_http(server, idp, "alice")
+    loaded = http.get("/namespaces/hr/tables/people", headers=VENDED).json()
+    [credential] = loaded["storage-credentials"]
+    policy_files = credential["prefix"]
+    assert policy_files.startswith(f"{loaded['metadata']['location']}/policy-files/")
+    planned = http.post("/namespaces/hr/tables/people/plan", json={"select": ["id"]}, headers=VENDED).json()
+    assert [c["prefix"] for c in planned["storage-credentials"]] == [policy_files]
+    planned_files = [task["data-file"]["file-path"] for task in planned["file-scan-tasks"]]
+    assert planned_files
+    assert all(path.startswith(policy_files + "/") for path in planned_files)
+    refreshed = http.get("/namespaces/hr/tables/people/credentials").json()["storage-credentials"]
+    assert [c["prefix"] for c in refreshed] == [policy_files]
+    for config in (loaded["config"], planned["storage-credentials"][0]["config"], refreshed[0]["config"]):
+        s3 = _s3(s3_iam, config)
+        for planned_file in planned_files:
+            assert s3.get_object(Bucket=_bucket_key(planned_file)[0], Key=_bucket_key(planned_file)[1])["Body"].read()
+        for original in originals:  # the table's own files: every row, every column
+            bucket, key = _bucket_key(original)
+            with pytest.raises(ClientError) as refused:
+                s3.get_object(Bucket=bucket, Key=key)
+            assert refused.value.response["Error"]["Code"] == "AccessDenied"
+        with pytest.raises(ClientError) as refused:
+            s3.get_object(Bucket=bucket, Key=_bucket_key(loaded["metadata-location"])[1])
+        assert refused.value.response["Error"]["Code"] == "AccessDenied"

@@ -3,21 +3,24 @@ allowed rows and columns; it is refused forbidden columns, and loadTable hands i
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import ForbiddenError
 from pyiceberg.io.pyarrow import ArrowScan
 from pyiceberg.schema import Schema
-from pyiceberg.table import Table
+from pyiceberg.table import FileScanTask, Table
 from pyiceberg.types import LongType, NestedField, StringType
 
 from tests.e2e.auth.openid_provider import OpenIdProvider
 from tests.e2e.auth.test_authorization import _granted, _id, _management, _table_id
-from tests.e2e.conftest import RunningCatalog
+from tests.e2e.conftest import RunningCatalog, eventually
+from tests.planning_tables import commit_manifests, position_delete_file
 
 pytestmark = pytest.mark.e2e
 
@@ -99,6 +102,72 @@ def test_principal_under_policy_reads_only_allowed_rows_and_columns_through_plan
     assert len(bob.load_table("hr.people").scan().to_arrow()) == 18
 
 
+def _files_read(table: Table, tasks: list[FileScanTask]) -> list[dict[str, Any]]:
+    """The planned files as they are on storage, whole: what any reader of the plan's files can see."""
+    rows: list[dict[str, Any]] = []
+    for task in tasks:
+        with table.io.new_input(task.file.file_path).open() as stream:
+            rows.extend(pq.read_table(stream).to_pylist())
+    return rows
+
+
+def test_stock_pyiceberg_reads_only_allowed_rows_and_columns_when_it_ignores_residuals(
+    authz_catalog: RunningCatalog, idp: OpenIdProvider, people: str
+) -> None:
+    table = _catalog(authz_catalog, idp, "alice").load_table("hr.people")
+    read = table.scan(selected_fields=("id", "dept", "name")).to_arrow()  # pyiceberg's own reader, no patching
+    assert read.column_names == ["id", "dept", "name"]
+    assert sorted(read["id"].to_pylist()) == [0, 3, 6, 100, 103, 106]
+    assert set(read["dept"].to_pylist()) == {"eng"}
+    narrowed = table.scan(row_filter="id >= 100", selected_fields=("id", "name")).to_arrow()
+    assert sorted(narrowed["id"].to_pylist()) == [100, 103, 106]
+    assert table.scan(selected_fields=("id",)).count() == 6  # from the copies' record counts
+
+    tasks = list(table.scan(selected_fields=("id", "name")).plan_files())
+    on_storage = _files_read(table, tasks)  # the files themselves hold nothing else
+    assert {row["dept"] for row in on_storage} == {"eng"}
+    assert all(set(row) == {"id", "dept", "name"} for row in on_storage)
+    again = list(table.scan(selected_fields=("id",), row_filter="id < 50").plan_files())
+    assert {task.file.file_path for task in again} <= {task.file.file_path for task in tasks}  # copied once
+
+    bob = _catalog(authz_catalog, idp, "bob").load_table("hr.people")
+    assert len(bob.scan().to_arrow()) == 18
+
+    copies = Path(tasks[0].file.file_path.removeprefix("file://")).parent
+    assert copies.parent.name == "policy-files"
+    _catalog(authz_catalog, idp, "admin").purge_table("hr.people")
+    assert eventually(lambda: not copies.parent.exists())  # the copies are the table's rows: purged with it
+
+
+def test_stock_pyiceberg_under_policy_reads_v2_table_with_position_deletes_applied(
+    authz_catalog: RunningCatalog, idp: OpenIdProvider, people: str
+) -> None:
+    admin = _catalog(authz_catalog, idp, "admin")
+    table = admin.create_table("hr.deleted", schema=SCHEMA, properties={"format-version": "2"})
+    table.append(_rows(0))
+    table.append(_rows(100))
+    first = sorted(task.file.file_path for task in table.scan().plan_files())[0]
+    first_ids = pq.read_table(table.io.new_input(first).open())["id"].to_pylist()
+    commit_manifests(table, [], [position_delete_file(table, first, [0, 3, 4])])  # one eng row, one eng, one ops
+    deleted = {first_ids[0], first_ids[3]}
+    warehouse = _id(authz_catalog, "SELECT id FROM warehouses")
+    table_id = _table_id(authz_catalog, "deleted")
+    http = _management(authz_catalog, idp, "admin")
+    _granted(http, f"warehouse/{warehouse}/table/{table_id}", writes=[{"type": "select", "user": "oidc~alice"}])
+    policy = {"user": "oidc~alice", "row-filter": ENG_ONLY, "columns": ["id", "dept"]}
+    created = http.post(f"/permissions/warehouse/{warehouse}/table/{table_id}/read-policies", json=policy)
+    assert created.status_code == 204, created.text
+
+    alice = _catalog(authz_catalog, idp, "alice").load_table("hr.deleted")
+    tasks = list(alice.scan(selected_fields=("id", "dept")).plan_files())
+    assert tasks
+    assert all(not task.delete_files for task in tasks)  # the deletes are applied in the copies
+    read = alice.scan(selected_fields=("id", "dept")).to_arrow()
+    assert sorted(read["id"].to_pylist()) == sorted({0, 3, 6, 100, 103, 106} - deleted)
+    assert set(read["dept"].to_pylist()) == {"eng"}
+    assert sorted(row["id"] for row in _files_read(alice, tasks)) == sorted(read["id"].to_pylist())
+
+
 def test_principal_under_policy_is_refused_hidden_columns_with_403(
     authz_catalog: RunningCatalog, idp: OpenIdProvider, people: str
 ) -> None:
@@ -123,7 +192,11 @@ def test_load_table_under_policy_says_plan_on_server_and_plan_ids_are_per_princi
     assert not any(key.startswith(("s3.", "adls.", "gcs.")) for key in loaded["config"])
     planned = httpx.post(f"{base}/plan", json={"select": ["id", "name"]}, headers=alice, timeout=30).json()
     assert planned["status"] == "completed"
-    assert all(task["residual-filter"] == ENG_ONLY for task in planned["file-scan-tasks"])
+    tasks = planned["file-scan-tasks"]
+    assert len(tasks) == 2  # each file copied: its eng rows, without salary; nothing left for a residual
+    assert all("/policy-files/" in task["data-file"]["file-path"] for task in tasks)
+    assert all("residual-filter" not in task and task["data-file"]["record-count"] == 3 for task in tasks)
+    assert not any(4 in task["data-file"].get("lower-bounds", {"keys": []})["keys"] for task in tasks)
     bob = {"Authorization": f"Bearer {idp.token('bob')}"}
     stolen = httpx.get(f"{base}/plan/{planned['plan-id']}", headers=bob, timeout=30)
     assert stolen.status_code == 404

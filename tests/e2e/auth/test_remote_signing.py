@@ -301,42 +301,54 @@ def test_the_signer_signs_only_what_it_checked(
     assert [(item["Key"], item["Size"]) for item in stored] == [(f"{my_prefix}/data/stolen.parquet", 1)]
 
 
-def test_principal_under_read_policy_gets_no_signer_and_plans_instead(
+def test_principal_under_read_policy_gets_signatures_for_its_policy_files_only(
     signing: tuple[RunningCatalog, str, str], idp: OpenIdProvider, iam_s3: IamS3
 ) -> None:
-    """Issue 33: a read policy on bob for the table takes away what reads the whole table (remote signing,
-    vended credentials); bob reads through plans, which refuse his hidden column."""
+    """Issue 33: under a read policy bob's signatures reach his policy's files only (copies of the allowed rows
+    and columns, where every file of his plans is): his keyless pyiceberg reads the allowed rows; a table file,
+    a write or a listing is not signed. Plans refuse his hidden column."""
     running, warehouse_id, bucket = signing
     alice = _keyless_pyiceberg(running, idp, "alice")
     alice.create_namespace("sales")
     orders = alice.create_table("sales.orders", schema=ROWS.schema)
     orders.append(ROWS)
+    # Before bob's client exists: s3fs shares one filesystem (and its signer hook) between same-config clients.
+    data_file = next(task.file.file_path for task in orders.scan().plan_files())
     table_id = _table_id(running, "orders")
     admin = _management(running, idp, "admin")
     policy = {"user": "oidc~bob", "row-filter": {"type": "lt", "term": "id", "value": 3}, "columns": ["id"]}
     set_policy = admin.post(f"/permissions/warehouse/{warehouse_id}/table/{table_id}/read-policies", json=policy)
     assert set_policy.status_code == 204, set_policy.text
 
+    bob = _keyless_pyiceberg(running, idp, "bob")
+    read = bob.load_table("sales.orders").scan(selected_fields=("id",)).to_arrow()
+    assert sorted(read["id"].to_pylist()) == [1, 2]
+
     bob_http = _rest(running, idp, "bob")
     table_path = f"/v1/{warehouse_id}/namespaces/sales/tables/orders"
     loaded = bob_http.get(table_path, headers={"X-Iceberg-Access-Delegation": "vended-credentials,remote-signing"})
     assert loaded.status_code == 200, loaded.text
     assert loaded.json()["config"]["scan-planning-mode"] == "server"
-    assert loaded.json()["config"]["s3.remote-signing-enabled"] == "false"
-    assert not any(key.endswith(("signer.uri", "signer.endpoint")) for key in loaded.json()["config"])
-    assert not loaded.json().get("storage-credentials")
-    data_file = next(task.file.file_path for task in orders.scan().plan_files())
+    sign_path = loaded.json()["config"]["s3.signer.endpoint"]
+    assert not loaded.json().get("storage-credentials")  # STS is off here
     object_uri = f"{iam_s3.endpoint}/{bucket}/{data_file.removeprefix(f's3://{bucket}/')}"
-    refused = _sign(bob_http, f"v1/{warehouse_id}/namespaces/sales/tables/orders/sign", "GET", object_uri)
+    refused = _sign(bob_http, sign_path, "GET", object_uri)
     assert refused.status_code == 403
     assert "read policy" in refused.json()["error"]["message"]
     planned = bob_http.post(f"{table_path}/plan", json={"select": ["id"]})
     assert planned.status_code == 200, planned.text
-    assert [task["data-file"]["file-path"] for task in planned.json()["file-scan-tasks"]] == [data_file]
+    [copy] = [task["data-file"]["file-path"] for task in planned.json()["file-scan-tasks"]]
+    assert copy.startswith(f"{orders.location()}/policy-files/")
+    copy_uri = f"{iam_s3.endpoint}/{bucket}/{copy.removeprefix(f's3://{bucket}/')}"
+    signed = _sign(bob_http, sign_path, "GET", copy_uri)
+    assert signed.status_code == 200, signed.text
+    fetched = httpx.get(signed.json()["uri"], headers={k: v[0] for k, v in signed.json()["headers"].items()})
+    assert fetched.status_code == 200
+    assert fetched.content[:4] == b"PAR1"
+    assert _sign(bob_http, sign_path, "PUT", copy_uri).status_code == 403
+    listing = f"{iam_s3.endpoint}/{bucket}?list-type=2&prefix={copy.removeprefix(f's3://{bucket}/').rsplit('/', 1)[0]}/"
+    assert _sign(bob_http, sign_path, "GET", listing).status_code == 403
     assert bob_http.post(f"{table_path}/plan", json={"select": ["item"]}).status_code == 403
-    # Alice, under no policy, still signs.
+    # Alice, under no policy, still signs the table's files.
     alice_http = _rest(running, idp, "alice")
-    assert (
-        _sign(alice_http, f"v1/{warehouse_id}/namespaces/sales/tables/orders/sign", "GET", object_uri).status_code
-        == 200
-    )
+    assert _sign(alice_http, sign_path, "GET", object_uri).status_code == 200

@@ -100,3 +100,34 @@ def test_scan_planning_route_refuses_a_bad_mode_and_a_missing_warehouse(catalog:
         assert refused.json()["error"]["type"] == "BadRequestException"
     missing = _set_mode(catalog, "00000000-0000-0000-0000-000000000404", {"mode": "server"})
     assert missing.status_code == 404, missing.text
+
+
+def test_create_and_register_say_the_mode_as_load_table_does(catalog: RunningCatalog) -> None:
+    ice = _pyiceberg(catalog)
+    ice.create_namespace("made")
+    warehouse = _warehouse_id(catalog)
+    with httpx.Client(base_url=f"{catalog.catalog_uri}/v1/", timeout=30) as http:
+        prefix = http.get("config", params={"warehouse": "demo"}).json()["defaults"]["prefix"]
+
+        def created(name: str, properties: dict[str, str]) -> str | None:
+            body = {"name": name, "schema": SCHEMA.model_dump(by_alias=True), "properties": properties}
+            made = http.post(f"{prefix}/namespaces/made/tables", json=body)
+            assert made.status_code == 200, made.text
+            config = made.json().get("config", {})
+            loaded = http.get(f"{prefix}/namespaces/made/tables/{name}").json().get("config", {})
+            assert config.get("scan-planning-mode") == loaded.get("scan-planning-mode")
+            return config.get("scan-planning-mode")  # type: ignore[no-any-return]
+
+        assert created("plain", {}) is None
+        assert created("remote", {PROPERTY: "server"}) == "server"
+        assert _set_mode(catalog, warehouse, {"mode": "server"}).status_code == 204
+        assert created("inherits", {}) == "server"
+        assert created("local", {PROPERTY: "client"}) == "client"
+        location = http.get(f"{prefix}/namespaces/made/tables/local").json()["metadata-location"]
+        ice.drop_table("made.local")
+        registered = http.post(
+            f"{prefix}/namespaces/made/register", json={"name": "again", "metadata-location": location}
+        )
+        assert registered.status_code == 200, registered.text
+        assert registered.json()["config"]["scan-planning-mode"] == "client"
+    assert _set_mode(catalog, warehouse, {}).status_code == 204
