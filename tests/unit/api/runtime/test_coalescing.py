@@ -45,6 +45,20 @@ def test_writes_of_one_loop_turn_leave_as_one_write_and_later_ones_as_another() 
     assert recording.writes == [b"HTTP/1.1 200 OK\r\n\r\n{}", b"next"]
 
 
+def test_a_large_body_is_sent_at_once() -> None:
+    recording = _Recording()
+
+    async def scenario() -> None:
+        transport = _CoalescingTransport(recording, asyncio.get_running_loop())
+        transport.write(b"headers")
+        transport.write(b"x" * 70_000)
+        assert recording.writes == [b"headers" + b"x" * 70_000]  # before the loop turn ends
+        await asyncio.sleep(0)
+
+    asyncio.run(scenario())
+    assert len(recording.writes) == 1
+
+
 def test_close_sends_what_is_pending_first() -> None:
     recording = _Recording()
 
