@@ -13,20 +13,19 @@ from litestar.openapi import OpenAPIConfig
 
 from api.auth.rules import anyone, authorize, preflight, requires
 from api.auth.setup import build_auth
-from api.body_check import BodyCheckMiddleware
 from api.catalog import catalog_router
 from api.console.routes import CONSOLE_ROUTES, docs_render_plugin
 from api.container import open_services
 from api.dependencies import DEPENDENCIES
-from api.endpoint_statistics import EndpointStatistics, EndpointStatisticsMiddleware, flushing
+from api.endpoint_statistics import EndpointStatistics, flushing
 from api.errors import EXCEPTION_HANDLERS
 from api.health import health
-from api.http_metrics import HttpMetrics, HttpMetricsMiddleware
+from api.http_metrics import HttpMetrics
 from api.lifespans import following_the_log
-from api.logging import RequestIdMiddleware
 from api.management import management_router
 from api.metrics import METRICS_ROUTER, metrics_text, serve_text
 from api.openapi import API_DOCS_ROUTES
+from api.request_layer import RequestLayer
 from api.settings import Settings
 from catalog_es.storage.outbound import disable_ambient_identity
 from projections.relay.metrics import RelayMetrics
@@ -85,12 +84,9 @@ def create_app(settings: Settings, dsn: str, *, relay_metrics: RelayMetrics | No
         # Without the builtin authorizer every call is allowed: no guard (Litestar copies the handler per guard
         # call), and without a token verifier no authentication layer (every caller is anonymous).
         guards=[authorize] if auth.authorizer.enabled else [],
+        # One layer: request id, metrics, endpoint statistics, authentication, body check (api/request_layer.py).
         middleware=[
-            RequestIdMiddleware(),
-            HttpMetricsMiddleware(http_metrics),
-            EndpointStatisticsMiddleware(endpoint_statistics),
-            *([auth.middleware] if auth.authenticates else []),
-            BodyCheckMiddleware(),
+            RequestLayer(http_metrics, endpoint_statistics, auth.middleware if auth.authenticates else None),
         ],
         # the log keeps the caches (one follower); the endpoint counts go to the database every few seconds
         lifespan=[

@@ -1,4 +1,4 @@
-"""Middleware refusing a malformed or out-of-limits JSON request body with 400 before any guard or handler.
+"""The check refusing a malformed or out-of-limits JSON request body with 400 before any guard or handler.
 
 Every request body of both APIs is JSON but the OAuth2 token endpoint's (form-encoded, as OAuth2 says).
 msgspec raises RecursionError for a very deep document and
@@ -6,6 +6,8 @@ UnicodeDecodeError for invalid UTF-8, neither of them a `DecodeError`, so withou
 surfaced as 500s (from the guard's decoding or the framework's). The body read here is the one the
 framework caches, so the handler does not read it again from the socket; the document decoded here is the one
 `Request.json()` then answers, so neither the guard (`read_body`) nor the handler's `data` decodes it again.
+It runs in the request layer (api/request_layer.py), which answers a refusal through the `send` it observes (counted,
+logged, with the request id), after authentication.
 """
 
 from __future__ import annotations
@@ -14,10 +16,8 @@ from typing import Any
 
 import msgspec
 from litestar import Request
-from litestar.enums import ScopeType
 from litestar.exceptions import ClientException
-from litestar.middleware import ASGIMiddleware
-from litestar.types import ASGIApp, Receive, Scope, Send
+from litestar.types import Receive, Scope, Send
 from litestar.utils.scope.state import ScopeState
 
 from api.auth.local_tokens import TOKEN_PATH
@@ -48,31 +48,27 @@ def decode_checked(body: bytes) -> Any:
     return document
 
 
-class BodyCheckMiddleware(ASGIMiddleware):
-    """Checks the body of every POST, PUT, PATCH and DELETE that has one.
+async def body_refusal(scope: Scope, receive: Receive) -> str | None:
+    """Why the body of this POST, PUT, PATCH or DELETE is refused (None: it has none, or it is fine).
 
-    A refusal is answered here, through the `send` of the middleware around it, rather than raised: raised, it
-    passed the request-log, metrics and statistics layers by (they counted a 500) and was answered outside them.
+    The body read is the one the framework caches, and the document decoded is kept where `Request.json()` finds
+    it: the same generic decode as Litestar's (a type decoder never applies to a document decoded without a type),
+    done once.
     """
-
-    scopes = (ScopeType.HTTP,)
-
-    async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
-        if scope.get("method") in _WITH_BODY and scope["path"] != TOKEN_PATH:
-            body = await Request[Any, Any, Any](scope, receive).body()
-            if body:
-                try:
-                    document = decode_checked(body)
-                except ClientException as exc:
-                    await _refuse(send, exc.detail)
-                    return
-                # What `Request.json()` keeps: the same generic decode as Litestar's (a type decoder never applies
-                # to a document decoded without a type), done once.
-                ScopeState.from_scope(scope).json = document
-        await next_app(scope, receive, send)
+    if scope.get("method") not in _WITH_BODY or scope["path"] == TOKEN_PATH:
+        return None
+    body = await Request[Any, Any, Any](scope, receive).body()
+    if not body:
+        return None
+    try:
+        document = decode_checked(body)
+    except ClientException as exc:
+        return exc.detail
+    ScopeState.from_scope(scope).json = document
+    return None
 
 
-async def _refuse(send: Send, message: str) -> None:
+async def refuse(send: Send, message: str) -> None:
     """400 in the Iceberg error envelope."""
     body = error_body(400, "BadRequestException", message)
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]

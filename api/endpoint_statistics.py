@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from litestar import Litestar
-from litestar.middleware import ASGIMiddleware
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from litestar.types import Scope
 
 from api.lifespans import in_background
 from catalog_es.identifiers import NIL_PROJECT_ID
@@ -47,14 +46,17 @@ class EndpointStatistics:
         self._pending: dict[_Key, _Tally] = {}
         self._lock = asyncio.Lock()
 
-    def record(self, scope: Scope, status: int) -> None:
+    def record(self, scope: Scope, status: int, headers: dict[bytes, bytes] | None = None) -> None:
+        """Count one answered call (`headers`: the request's, as a dict, when the caller has it already)."""
         template = str(scope.get("path_template") or "")
         if not template.startswith(_COUNTED):
             return
         params = scope.get("path_params") or {}
         warehouse = _uuid(params.get("prefix") or params.get("warehouse_id") or "")
-        headers = dict(scope.get("headers") or [])
-        project = _uuid(headers.get(b"x-project-id", b"").decode("latin-1")) or NIL_PROJECT_ID
+        if headers is None:
+            headers = dict(scope.get("headers") or [])
+        named = headers.get(b"x-project-id")
+        project = (None if named is None else _uuid(named.decode("latin-1"))) or NIL_PROJECT_ID
         now = self._clock()
         route = f"{scope.get('method', '')} {template}"
         self._merge(
@@ -83,29 +85,6 @@ class EndpointStatistics:
         else:
             entry.count += tally.count
             entry.first_at, entry.last_at = min(entry.first_at, tally.first_at), max(entry.last_at, tally.last_at)
-
-
-class EndpointStatisticsMiddleware(ASGIMiddleware):
-    """Counts every routed call of the two APIs once its answer started (its status known)."""
-
-    scopes = ("http",)  # type: ignore[assignment]
-
-    def __init__(self, statistics: EndpointStatistics) -> None:
-        self._statistics = statistics
-
-    async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
-        status = 500
-
-        async def observed_send(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = int(message["status"])
-            await send(message)
-
-        try:
-            await next_app(scope, receive, observed_send)
-        finally:
-            self._statistics.record(scope, status)
 
 
 def flushing(

@@ -7,14 +7,11 @@ label set stays bounded whatever callers send. Each uvicorn worker counts its ow
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import msgspec
 import structlog
-from litestar.middleware import ASGIMiddleware
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
@@ -24,7 +21,7 @@ from catalog_es.store.database import Pool
 _log = structlog.get_logger("catalog_es.http")
 disable_created_metrics()  # type: ignore[no-untyped-call]  # no `_created` twin per counter: nobody reads it
 
-_MESSAGE_BYTES = 8192  # enough for an error envelope; a larger 4xx body is logged without its message
+MESSAGE_BYTES = 8192  # enough for an error envelope; a larger 4xx body is logged without its message
 _BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 # psycopg_pool's get_stats() keys: gauges are the pool's state now, counters grow from its start.
@@ -84,6 +81,18 @@ class HttpMetrics:
         )
         self.pool = PoolCollector()
         self.registry.register(self.pool)
+        # The series of one label set, looked up once: `labels()` takes a lock and checks its arguments per call.
+        self._series: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+
+    def observe(self, method: str, route: str, status: int, seconds: float) -> None:
+        """One answered request."""
+        key = (method, route, status)
+        series = self._series.get(key)
+        if series is None:
+            labels = (method, route, str(status))
+            series = self._series[key] = (self.requests.labels(*labels), self.duration.labels(*labels))
+        series[0].inc()
+        series[1].observe(seconds)
 
     def text(self) -> str:
         return generate_latest(self.registry).decode()
@@ -98,42 +107,7 @@ class _ErrorEnvelope(msgspec.Struct):
     error: _ErrorModel
 
 
-class HttpMetricsMiddleware(ASGIMiddleware):
-    """Counts and times every routed request; logs `request.rejected` with the error message of a 4xx answer."""
-
-    scopes = ("http",)  # type: ignore[assignment]
-
-    def __init__(self, metrics: HttpMetrics) -> None:
-        self._metrics = metrics
-
-    async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
-        route = str(scope.get("path_template") or "unmatched")
-        method = str(scope.get("method", ""))
-        status = 500
-        body = bytearray()
-        started = time.perf_counter()
-
-        async def observed_send(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = int(message["status"])
-            elif message["type"] == "http.response.body" and 400 <= status < 500 and len(body) <= _MESSAGE_BYTES:
-                body.extend(message.get("body", b""))
-            await send(message)
-
-        self._metrics.in_flight.inc()
-        try:
-            await next_app(scope, receive, observed_send)
-        finally:
-            self._metrics.in_flight.dec()
-            labels = (method, route, str(status))
-            self._metrics.requests.labels(*labels).inc()
-            self._metrics.duration.labels(*labels).observe(time.perf_counter() - started)
-            if 400 <= status < 500:
-                _log_rejected(method, route, str(scope.get("path", "")), status, bytes(body))
-
-
-def _log_rejected(method: str, route: str, path: str, status: int, body: bytes) -> None:
+def log_rejected(method: str, route: str, path: str, status: int, body: bytes) -> None:
     """The caller's mistake, with the message it was answered (an Iceberg error envelope when there is one)."""
     error: dict[str, Any] = {}
     try:

@@ -71,8 +71,8 @@ class IdempotencyMiddleware(ASGIMiddleware):
         self.lifetime = lifetime
 
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
-        key = dict(scope["headers"]).get(HEADER, b"").decode()
-        if not key or scope.get("method") not in _MUTATIONS:
+        key = dict(scope["headers"]).get(HEADER, b"").decode() if scope.get("method") in _MUTATIONS else ""
+        if not key:  # a read, or a mutation without a key: passed through
             await next_app(scope, receive, send)
             return
         try:

@@ -21,7 +21,12 @@ from catalog_es.store.eventstore import log_head
 from projections.follow import LogFollower
 
 APPLICATION_NAME = "catalog-es changes"
-_CHANGED = "SELECT DISTINCT stream_id FROM catalog_events WHERE global_position > %s AND global_position <= %s AND ({})"
+# The head and the streams of the followed kinds changed up to it since `seen`, in one statement (one round trip per
+# look; with nothing new the range is empty).
+_LOOK = (
+    "SELECT c.position, ARRAY(SELECT DISTINCT e.stream_id FROM catalog_events e"
+    " WHERE e.global_position > %s AND e.global_position <= c.position AND ({})) FROM catalog_event_counter c"
+)
 
 
 class StreamSubscriber(Protocol):
@@ -120,14 +125,18 @@ class ChangedStreams:
         return sorted({kind for subscriber in self._subscribers for kind in subscriber.kinds})
 
     async def _look(self, conn: Connection, seen: int) -> int:
-        head = await log_head(conn)
-        if head <= seen or not self._subscribers:
-            return max(head, seen)
         kinds = self._kinds()
-        query = _CHANGED.format(" OR ".join(["stream_id LIKE %s"] * len(kinds)))
-        patterns = [_like_prefix(kind) for kind in kinds]
-        cursor = await conn.execute(query.encode(), (seen, head, *patterns))
-        changed = [str(stream_id) for (stream_id,) in await cursor.fetchall()]
+        if not kinds:
+            return max(await log_head(conn), seen)
+        query = _LOOK.format(" OR ".join(["e.stream_id LIKE %s"] * len(kinds)))
+        cursor = await conn.execute(query.encode(), (seen, *(_like_prefix(kind) for kind in kinds)))
+        row = await cursor.fetchone()
+        if row is None:
+            return seen
+        head, changed_ids = int(row[0]), row[1]
+        if head <= seen:
+            return seen
+        changed = [str(stream_id) for stream_id in changed_ids]
         for subscriber in self._subscribers:
             own = [s for s in changed if any(stream_entity(s, kind) is not None for kind in subscriber.kinds)]
             if own:

@@ -63,22 +63,26 @@ class AuthenticationMiddleware(ASGIMiddleware):
             raise TokenRejectedError("Unknown bearer token: use a token from /catalog/v1/oauth/tokens")
         return await self.verifier.verify(token)
 
-    async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
+    async def admit(self, scope: Scope, send: Send) -> bool:
+        """Whether the request goes on, its principal in the scope's state; else it was answered 401 through `send`."""
         state = scope.setdefault("state", {})
         path = scope["path"]
         if not self.enabled or path in _OPEN_PATHS or path.startswith(_OPEN_PREFIXES):
             state["principal"] = ANONYMOUS
-            await next_app(scope, receive, send)
-            return
+            return True
         token = bearer_token(scope)
         if token is None:
             await _unauthorized(send, "Authentication required: send an OAuth2 bearer token")
-            return
+            return False
         try:
             principal = await self._verify(token)
         except TokenRejectedError as exc:
             await _unauthorized(send, str(exc))
-            return
+            return False
         state["principal"] = principal
         await self.provisioner.ensure(services(scope["app"].state).ctx, principal, state.get("request_id"))
-        await next_app(scope, receive, send)
+        return True
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
+        if await self.admit(scope, send):
+            await next_app(scope, receive, send)

@@ -13,6 +13,7 @@ from litestar.types import ASGIApp
 from api.app import create_app
 from api.encoded_slash import keep_encoded_slashes
 from api.logging import configure_logging
+from api.runtime.coalescing import CoalescingHttpToolsProtocol
 from api.settings import ENV_PREFIX, Settings, load_settings
 
 _T = TypeVar("_T")
@@ -37,7 +38,7 @@ def _options(settings: Settings) -> dict[str, Any]:
     return {
         "host": settings.host,
         "port": settings.port,
-        "http": "httptools",
+        "http": CoalescingHttpToolsProtocol,  # httptools, a response's headers and body in one send
         "loop": "uvloop" if uvloop is not None else "asyncio",
         "log_config": None,
         "access_log": False,

@@ -7,11 +7,13 @@ location to the warehouse first, then asks the backend.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import msgspec
+from cachetools import LRUCache
 from pyiceberg.io import FileIO
 from pyiceberg.serializers import Compressor
 
@@ -31,6 +33,8 @@ from catalog_es.storage.purge import (
 )
 
 __all__ = ["ForeignLocationError", "WarehouseStorage"]
+
+_REMEMBERED_LOCATIONS = 4096  # per warehouse: the current metadata files of its busiest tables
 
 
 class WarehouseStorage:
@@ -55,6 +59,8 @@ class WarehouseStorage:
         self.backend: StorageBackend = backend_for(profile, credential, endpoints or EndpointPolicy())
         self._base = base_location(profile)
         self._real_base: str | None = None
+        self._own: LRUCache[str, str] = LRUCache(_REMEMBERED_LOCATIONS)  # location → canonical (`_own_location`)
+        self._own_lock = threading.Lock()  # used from worker threads
         # What table responses hand to clients for this storage (computed once: loadTable is a hot path).
         self.client_config = self.backend.client_config()
 
@@ -65,16 +71,32 @@ class WarehouseStorage:
             ForeignLocationError: another scheme or bucket (checked before any IO).
             InvalidLocationError: outside the base location, or a local path a symlink leads out of it.
         """
+        canonical = self._own_location(location)
+        if canonical.startswith("file://"):
+            self._check_real_path(location, os.path.realpath(local_path(canonical)))
+        return canonical
+
+    def _own_location(self, location: str) -> str:
+        """`confined` but for symlinks: what the location's text alone decides, remembered per location (these
+        checks cost more than the stat of a loadTable's metadata file; symlinks are resolved at every use)."""
+        with self._own_lock:
+            canonical = self._own.get(location)
+        if canonical is not None:
+            return canonical
         canonical = self._require_own(location)
         same_scheme = location_key(canonical)  # s3a/s3n, wasbs: the warehouse's own spelling
         if same_scheme != self._base and not is_strictly_inside(same_scheme, self._base):
             raise InvalidLocationError(f"Location {location} is outside the warehouse's storage {self._base}")
-        if canonical.startswith("file://"):
-            if self._real_base is None:
-                self._real_base = os.path.realpath(local_path(self._base))
-            if not within(os.path.realpath(local_path(canonical)), self._real_base):
-                raise InvalidLocationError(f"Location {location} leads out of the warehouse's storage {self._base}")
+        with self._own_lock:
+            self._own[location] = canonical
         return canonical
+
+    def _check_real_path(self, location: str, real: str) -> None:
+        """Raises: InvalidLocationError when a local location's resolved path is not below the base's."""
+        if self._real_base is None:
+            self._real_base = os.path.realpath(local_path(self._base))
+        if not within(real, self._real_base):
+            raise InvalidLocationError(f"Location {location} leads out of the warehouse's storage {self._base}")
 
     def write_metadata(self, location: str, document: Json | bytes) -> None:
         """Write a new metadata file; never overwrites (a name is used once). `document` may be its JSON already.
@@ -127,11 +149,26 @@ class WarehouseStorage:
 
         An answer other than "not found" (the store unreachable, access refused) is not a missing file.
         """
-        canonical = self.confined(location)
+        canonical = self._own_location(location)
+        if canonical.startswith("file://"):
+            return self._local_file_missing(location, local_path(canonical))
         try:
             return not self._file_io(location).new_input(_io_spelling(canonical)).exists()
         except Exception:
             return False
+
+    def _local_file_missing(self, location: str, path: str) -> bool:
+        """One resolution of the path answers both where it leads (confinement) and whether a file is there."""
+        try:
+            real = os.path.realpath(path, strict=True)
+        except (FileNotFoundError, NotADirectoryError):
+            self._check_real_path(location, os.path.realpath(path))
+            return True
+        except OSError:  # e.g. access refused: not a missing file
+            self.confined(location)
+            return False
+        self._check_real_path(location, real)
+        return False
 
     def delete_file(self, location: str) -> None:
         """Delete one file (on an object store without leaving a directory marker in its place).

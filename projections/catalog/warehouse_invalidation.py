@@ -39,7 +39,8 @@ class WarehouseInvalidation:
             psycopg.OperationalError: no look finished within `wait_seconds` (the database hangs).
         """
         try:
-            await asyncio.wait_for(self._changes.look(), self._wait_seconds)
+            async with asyncio.timeout(self._wait_seconds):  # no task per request, as `wait_for` would start
+                await self._changes.look()
         except TimeoutError:
             raise psycopg.OperationalError("the look at the catalog log did not finish in time") from None
 
