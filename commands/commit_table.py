@@ -11,9 +11,10 @@ from catalog_es.events import Json, TableCommitted, TableCreated
 from catalog_es.identifiers import Namespace
 from catalog_es.metadata.commit_cache import document_after
 from catalog_es.metadata.document_cache import MetadataDocuments
+from catalog_es.metadata.encoded_document import EncodedDocument, encode_document
 from catalog_es.metadata.rebase import rebase_enabled
 from catalog_es.metadata.retention import removed_metadata_files
-from catalog_es.metadata.table_changes import digest_of, encode_metadata, records_whole_document
+from catalog_es.metadata.table_changes import digest_of, records_whole_document
 from catalog_es.metadata.tables import commit, decide_commit, metadata_to_json, next_metadata_location
 from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError, Transaction
@@ -96,6 +97,12 @@ class PreparedCommit(msgspec.Struct, frozen=True):
         )
 
 
+def encode_after(base: Json, base_encoded: EncodedDocument | None, document: Json) -> EncodedDocument:
+    """The commit's canonical JSON (its metadata file, the read model's copy, its digest's input), spliced from the
+    base's when kept: the bytes `encode_metadata` would give."""
+    return encode_document(document, base, base_encoded)
+
+
 def prepare_commit(
     current: TabularRow,
     requirements: list[Json],
@@ -106,7 +113,8 @@ def prepare_commit(
     """Decide a commit to `current`; None when it changes nothing.
 
     The base comes parsed from `documents` and the result is kept there under its new location (written or not,
-    a location is used once), so the table's next commit reads and parses nothing. The document is encoded once.
+    a location is used once), so the table's next commit reads and parses nothing. The document is encoded once,
+    spliced from its base's JSON when that is kept (`encode_after`).
 
     Raises:
         CommitFailedError: a requirement does not hold.
@@ -118,7 +126,8 @@ def prepare_commit(
         return None
     metadata_location = next_metadata_location(updated, current.metadata_location)
     document = document_after(base, current.metadata, updated)
-    documents.remember(metadata_location, document, updated)
+    encoded = encode_after(current.metadata, documents.encoded(current.metadata_location, current.metadata), document)
+    documents.remember(metadata_location, document, updated, encoded)
     return PreparedCommit(
         current=current,
         requirements=requirements,
@@ -126,7 +135,7 @@ def prepare_commit(
         location_changed=updated.location != base.location,
         metadata_location=metadata_location,
         document=document,
-        encoded=encode_metadata(document),
+        encoded=encoded.encoded,
         applied_at_ms=now_ms,
         assigned_ids=assigned_ids,
         whole=records_whole_document(base, updated),

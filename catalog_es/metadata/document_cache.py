@@ -14,6 +14,7 @@ from cachetools import LRUCache
 from pyiceberg.table.metadata import TableMetadata
 
 from catalog_es.events import Json
+from catalog_es.metadata.encoded_document import EncodedDocument
 from catalog_es.metadata.snapshot_index import indexed
 from catalog_es.metadata.tables import parse_metadata
 
@@ -21,6 +22,7 @@ from catalog_es.metadata.tables import parse_metadata
 class _Entry(NamedTuple):
     document: Json
     parsed: TableMetadata | None  # a table's model, once a commit needed it (views keep none)
+    encoded: EncodedDocument | None  # its canonical JSON, when a commit encoded it (the next one splices it)
 
 
 class MetadataDocuments:
@@ -34,6 +36,11 @@ class MetadataDocuments:
         """The document stored at `location`, if kept."""
         entry = self._entries.get(location)
         return entry.document if entry is not None else None
+
+    def encoded(self, location: str, document: Json) -> EncodedDocument | None:
+        """The canonical JSON kept with `document` (the very object kept at `location`), if any."""
+        entry = self._entries.get(location)
+        return entry.encoded if entry is not None and entry.document is document else None
 
     def parsed(self, location: str) -> TableMetadata | None:
         """The parsed table metadata stored at `location`, if kept."""
@@ -53,12 +60,18 @@ class MetadataDocuments:
         self.remember(location, document, parsed)
         return parsed
 
-    def remember(self, location: str, document: Json, parsed: TableMetadata | None = None) -> None:
+    def remember(
+        self,
+        location: str,
+        document: Json,
+        parsed: TableMetadata | None = None,
+        encoded: EncodedDocument | None = None,
+    ) -> None:
         """Keep the document just written (or read) at `location`: the table's next commit starts from it."""
         if self._capacity <= 0:
             return
         # A model an update made of another class (a format upgrade) is indexed here, for the commits after it.
-        self._entries[location] = _Entry(document, indexed(parsed) if parsed is not None else None)
+        self._entries[location] = _Entry(document, indexed(parsed) if parsed is not None else None, encoded)
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -35,7 +35,17 @@ def metadata_digest(document: Json) -> str:
 
 def check_digest(document: Json, expected: str | None, where: str) -> None:
     """Raises: MetadataDigestMismatchError when `expected` is given and the document does not have it."""
-    if expected is not None and (actual := metadata_digest(document)) != expected:
+    if expected is not None:
+        check_encoded_digest(encode_metadata(document), expected, where)
+
+
+def check_encoded_digest(encoded: bytes, expected: str | None, where: str) -> None:
+    """`check_digest` of a document given as its canonical JSON (`encode_metadata`'s bytes).
+
+    Raises:
+        MetadataDigestMismatchError: `expected` is given and the document does not have it.
+    """
+    if expected is not None and (actual := digest_of(encoded)) != expected:
         raise MetadataDigestMismatchError(
             f"{where}: replayed metadata has digest {actual}, the commit recorded {expected}"
         )

@@ -8,6 +8,7 @@ commit after it replayed and the result checked against the digest the commit re
 from __future__ import annotations
 
 import uuid
+from typing import NamedTuple
 
 import msgspec
 from cachetools import LRUCache
@@ -15,7 +16,8 @@ from pyiceberg.table.metadata import TableMetadata
 
 from catalog_es.events import Json, TableCommitted, ViewCommitted, decode_event
 from catalog_es.events.registry import types_of
-from catalog_es.metadata.table_changes import check_digest, replay_commit, replay_view_commit
+from catalog_es.metadata.encoded_document import EncodedDocument, encode_document
+from catalog_es.metadata.table_changes import check_digest, check_encoded_digest, replay_commit, replay_view_commit
 from catalog_es.metadata.tables import parse_metadata
 from catalog_es.store.database import Connection
 
@@ -105,7 +107,7 @@ class LoggedDocuments:
     which may be ahead of it): the last one per table is kept, so a commit usually replays one change."""
 
     def __init__(self, capacity: int = 64) -> None:
-        self._known: LRUCache[uuid.UUID, tuple[str, TableMetadata | None, Json]] = LRUCache(capacity)
+        self._known: LRUCache[uuid.UUID, _Known] = LRUCache(capacity)
 
     async def after_commit(self, conn: Connection, event: TableCommitted, position: int) -> Json:
         """The document after `event`, recorded at `position`.
@@ -115,14 +117,27 @@ class LoggedDocuments:
         """
         known = self._known.pop(event.table_id, None)
         if event.metadata is not None:
-            entry: tuple[str, TableMetadata | None, Json] = (event.metadata_location, None, event.metadata)
-        elif known is not None and known[0] == event.previous_metadata_location:
-            parsed = known[1] if known[1] is not None else parse_metadata(known[2])
-            updated, document = replay_commit(parsed, known[2], known[0], event.updates, event.applied_at_ms)
-            check_digest(document, event.metadata_sha256, f"table {event.table_id} at position {position}")
-            entry = (event.metadata_location, updated, document)
+            entry = _Known(event.metadata_location, None, event.metadata, None)
+        elif known is not None and known.location == event.previous_metadata_location:
+            parsed = known.parsed if known.parsed is not None else parse_metadata(known.document)
+            where = f"table {event.table_id} at position {position}"
+            updated, document = replay_commit(
+                parsed, known.document, known.location, event.updates, event.applied_at_ms
+            )
+            encoded = encode_document(document, known.document, known.encoded)  # spliced from the previous JSON
+            check_encoded_digest(encoded.encoded, event.metadata_sha256, where)
+            entry = _Known(event.metadata_location, updated, document, encoded)
         else:
             location, text = await document_at(conn, event.stream_id, position)
-            entry = (location, None, msgspec.json.decode(text))
+            entry = _Known(location, None, msgspec.json.decode(text), None)
         self._known[event.table_id] = entry
-        return entry[2]
+        return entry.document
+
+
+class _Known(NamedTuple):
+    """A table's last document: where it is, its model and its canonical JSON when replaying made them."""
+
+    location: str
+    parsed: TableMetadata | None
+    document: Json
+    encoded: EncodedDocument | None

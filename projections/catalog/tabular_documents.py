@@ -2,9 +2,10 @@
 
 A commit event records the change; replaying it needs the document before it: the one kept for its previous
 metadata location in the `MetadataDocuments` the projector was given (a rebuild replaying a table's commits one after
-another reads and parses each document once, not once per commit), else the tabular's row in the read model being
-built (live, a rebuild's shadow or an as-of scratch schema: the search path's `tables` or `views`). Request-path
-commits hand over the documents they computed (and kept in the same `MetadataDocuments`).
+another reads and parses each document once, not once per commit, and checks each replayed table document's digest
+on its JSON spliced from the previous one's), else the tabular's row in the read model being built (live, a
+rebuild's shadow or an as-of scratch schema: the search path's `tables` or `views`). Request-path commits hand over
+the documents they computed (and kept in the same `MetadataDocuments`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from psycopg import sql
 
 from catalog_es.events import Json, TableCommitted, ViewCommitted
 from catalog_es.metadata.document_cache import MetadataDocuments
-from catalog_es.metadata.table_changes import check_digest, replay_commit, replay_view_commit
+from catalog_es.metadata.encoded_document import encode_document
+from catalog_es.metadata.table_changes import check_digest, check_encoded_digest, replay_commit, replay_view_commit
 from catalog_es.store.database import Connection
 
 Commit = TableCommitted | ViewCommitted
@@ -58,8 +60,9 @@ class TabularDocuments:
         parsed, document = replay_commit(
             self._documents.parse(previous, base), base, previous, event.updates, event.applied_at_ms
         )
-        check_digest(document, event.metadata_sha256, where)
-        self._documents.remember(event.metadata_location, document, parsed)
+        encoded = encode_document(document, base, self._documents.encoded(previous, base))  # spliced from the base's
+        check_encoded_digest(encoded.encoded, event.metadata_sha256, where)
+        self._documents.remember(event.metadata_location, document, parsed, encoded)
         return document
 
 
