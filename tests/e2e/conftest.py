@@ -1,4 +1,8 @@
-"""A running `catalog-es serve` process for end-to-end tests with real clients."""
+"""A running `catalog-es serve` process for end-to-end tests with real clients.
+
+Servers are forked from a per-process zygote that imported the server once (tests/e2e/server_zygote.py) when the
+server's environment differs from this process's in `CATALOG_ES_*` keys alone; see tests/README.md.
+"""
 
 from __future__ import annotations
 
@@ -33,6 +37,8 @@ SERVER_ENV_VARIABLE = "CATALOG_ES_TEST_SERVER_ENV"
 # the zygote's own, and so the one its forked servers were imported under.
 ZYGOTE_ENV = dict(os.environ)
 _ZYGOTE: list[Zygote] = []
+# Set by pytest around each test (the server never reads it): no reason for a fresh interpreter.
+PYTEST_BOOKKEEPING = {"PYTEST_CURRENT_TEST"}
 
 
 class RunningCatalog(Struct):
@@ -108,7 +114,7 @@ def forkable(env: dict[str, str]) -> bool:
     if os.environ.get(DISABLE_VARIABLE):
         return False
     changed = {key for key in env.keys() | ZYGOTE_ENV.keys() if env.get(key) != ZYGOTE_ENV.get(key)}
-    return all(key.startswith("CATALOG_ES_") for key in changed)
+    return all(key.startswith("CATALOG_ES_") or key in PYTEST_BOOKKEEPING for key in changed)
 
 
 def spawn_server(args: list[str], env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes] | ForkedProcess:
