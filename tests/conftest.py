@@ -22,6 +22,9 @@ from tests.deploy.image_build import (  # noqa: F401
     pytest_xdist_node_collection_finished,
 )
 
+# The controller's scheduler for `--dist loadfile`: slow files first, each JVM suite on one worker.
+from tests.scheduling import pytest_xdist_make_scheduler  # noqa: F401
+
 # No test, and no server a test starts (they inherit this environment), may reach a cloud identity:
 # no instance-metadata service, no ambient credentials (DEVELOPERS.md "Loopback only").
 NO_AMBIENT_CLOUD_IDENTITY = {

@@ -1,4 +1,8 @@
-"""A running `catalog-es serve` process for end-to-end tests with real clients."""
+"""A running `catalog-es serve` process for end-to-end tests with real clients.
+
+Servers are forked from a per-process zygote that imported the server once (tests/e2e/server_zygote.py) when the
+server's environment differs from this process's in `CATALOG_ES_*` keys alone; see tests/README.md.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ import httpx
 import pytest
 from msgspec import Struct
 
+from tests.e2e.server_zygote import DISABLE_VARIABLE, ForkedProcess, Zygote
 from tests.integration.s3_server import s3_endpoint  # noqa: F401 - the moto S3 fixture
 from tests.integration.store_emulators import azurite, gcs_emulator  # noqa: F401 - Azurite, the GCS emulator
 
@@ -28,8 +33,16 @@ TEST_ALLOWED_HOSTS = {"CATALOG_ES__S3_ENDPOINT_ALLOWED_HOSTS": "127.0.0.1"}
 SERVER_ENV_VARIABLE = "CATALOG_ES_TEST_SERVER_ENV"
 
 
+# The environment of this test process as the suite set it up (tests/conftest.py), before any test changed it:
+# the zygote's own, and so the one its forked servers were imported under.
+ZYGOTE_ENV = dict(os.environ)
+_ZYGOTE: list[Zygote] = []
+# Set by pytest around each test (the server never reads it): no reason for a fresh interpreter.
+PYTEST_BOOKKEEPING = {"PYTEST_CURRENT_TEST"}
+
+
 class RunningCatalog(Struct):
-    process: subprocess.Popen[bytes]
+    process: subprocess.Popen[bytes] | ForkedProcess
     base_url: str
     data_dir: Path
     env: dict[str, str]
@@ -71,26 +84,47 @@ def start_catalog(
         **env,
     }
     log_path = data_dir.parent / f"serve-{port}.log"
-    with log_path.open("ab") as log:  # the child keeps its own copy of the descriptor
-        process = subprocess.Popen(
-            [*CLI, "serve", "--data-dir", str(data_dir), "--port", str(port), *args],
-            env={**TEST_ALLOWED_HOSTS, **env},
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+    process = spawn_server(
+        ["serve", "--data-dir", str(data_dir), "--port", str(port), *args], {**TEST_ALLOWED_HOSTS, **env}, log_path
+    )
     base_url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120  # generous: the suite runs several test processes on two cores
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"catalog-es serve exited with {process.returncode}: {log_path.read_text()}")
-        try:
-            if httpx.get(f"{base_url}/health", timeout=1).status_code == 200:
-                return RunningCatalog(process=process, base_url=base_url, data_dir=data_dir, env=env, log_path=log_path)
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
+    with httpx.Client(timeout=1) as http:  # one client: a new one per poll costs an SSL context each
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise RuntimeError(f"catalog-es serve exited with {process.returncode}: {log_path.read_text()}")
+            try:
+                if http.get(f"{base_url}/health").status_code == 200:
+                    return RunningCatalog(
+                        process=process, base_url=base_url, data_dir=data_dir, env=env, log_path=log_path
+                    )
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
     process.kill()
     raise RuntimeError(f"catalog-es serve did not become healthy: {log_path.read_text()}")
+
+
+def forkable(env: dict[str, str]) -> bool:
+    """Whether the zygote may start a server under `env`: it differs from the zygote's only in catalog-es keys.
+
+    Nothing catalog-es imports reads those at import time (settings are read when `serve` runs), so a server
+    forked from the zygote behaves as one started afresh; any other difference gets a fresh interpreter.
+    """
+    if os.environ.get(DISABLE_VARIABLE):
+        return False
+    changed = {key for key in env.keys() | ZYGOTE_ENV.keys() if env.get(key) != ZYGOTE_ENV.get(key)}
+    return all(key.startswith("CATALOG_ES_") or key in PYTEST_BOOKKEEPING for key in changed)
+
+
+def spawn_server(args: list[str], env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes] | ForkedProcess:
+    """`python -m api ARGS` with stdout and stderr appended to `log_path`: forked from the zygote when it may be."""
+    if forkable(env):
+        if not _ZYGOTE or not _ZYGOTE[0].alive():
+            _ZYGOTE[:] = [Zygote(ZYGOTE_ENV)]
+        return _ZYGOTE[0].spawn(args, env, log_path)
+    with log_path.open("ab") as log:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen([*CLI, *args], env=env, stdout=log, stderr=subprocess.STDOUT)
 
 
 def eventually(check: Callable[[], T], timeout: float = 30.0) -> T:
