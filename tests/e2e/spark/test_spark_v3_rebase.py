@@ -11,6 +11,7 @@ import itertools
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,7 +67,7 @@ def in_lockstep(
     barrier: Path,
     table: str,
     mine: str,
-    others: str = "INSERT INTO {table} VALUES ('other', {seq})",
+    others: str,
 ) -> None:
     """Run `mine` here and `others` in a second Spark application, COMMITS rounds, both released together."""
     other = subprocess.Popen(
@@ -96,6 +97,31 @@ def in_lockstep(
         other.kill()
         other.wait()
     assert other.returncode == 0, output.decode()[-3000:]
+
+
+def lockstep_batches(
+    spark: SparkSession,
+    catalog: RunningCatalog,
+    jars_dir: Path,
+    tmp_path: Path,
+    table: str,
+    statements: tuple[str, str],
+    *,
+    most: int,
+    raced: Callable[[], bool],
+) -> int:
+    """Batches of COMMITS lockstep rounds (`statements`: this application's and the other's, `{first}` the batch's
+    first `seq`) until `raced()` or `most` batches ran; returns how many ran."""
+    batches = 0
+    while batches < most:
+        barrier = tmp_path / f"batch-{batches}"
+        barrier.mkdir()
+        mine, others = (statement.replace("{first}", str(batches * COMMITS)) for statement in statements)
+        in_lockstep(spark, catalog, jars_dir, barrier, table, mine, others=others)
+        batches += 1
+        if raced():
+            break
+    return batches
 
 
 def row_id_ranges(metadata: dict[str, Any]) -> list[tuple[int, int, int]]:
@@ -133,22 +159,23 @@ def test_concurrent_spark_appends_to_a_v3_table_are_rebased_with_disjoint_row_id
 
     # Lockstep rounds race 4-5 times in 6 alone, none in one full-suite run on a loaded machine: up to
     # APPEND_BATCHES batches of rounds until the server rebased an append.
-    batches, rebased = 0, []
-    while batches < APPEND_BATCHES and not rebased:
-        barrier = tmp_path / f"batch-{batches}"
-        barrier.mkdir()
-        first = batches * COMMITS
-        in_lockstep(
-            spark,
-            spark_catalog,
-            spark_jars_dir,
-            barrier,
-            table,
-            f"INSERT INTO {{table}} VALUES ('main', {first} + {{seq}})",
-            others=f"INSERT INTO {{table}} VALUES ('other', {first} + {{seq}})",
-        )
-        batches += 1
-        rebased = [commit["rebased"] for commit in rebased_commits(spark_catalog, namespace, "events")]
+    def appends_raced() -> bool:
+        return bool(rebased_commits(spark_catalog, namespace, "events"))
+
+    batches = lockstep_batches(
+        spark,
+        spark_catalog,
+        spark_jars_dir,
+        tmp_path,
+        table,
+        (
+            "INSERT INTO {table} VALUES ('main', {first} + {seq})",
+            "INSERT INTO {table} VALUES ('other', {first} + {seq})",
+        ),
+        most=APPEND_BATCHES,
+        raced=appends_raced,
+    )
+    rebased = [commit["rebased"] for commit in rebased_commits(spark_catalog, namespace, "events")]
     rounds = batches * COMMITS
 
     # Every append landed at its first attempt: races were rebased by the server, none answered 409.
@@ -200,22 +227,23 @@ def test_spark_deletion_vectors_in_disjoint_partitions_are_rebased_and_rows_keep
     # Deletes race less often than appends (2-5 of 6 rounds alone, none in 18 within a full CI run): up to
     # DELETE_BATCHES batches of lockstep rounds, each on rows of its own, until the server rebased a delete;
     # without any race the test checks the rest and reports itself skipped.
-    batches, rebased = 0, []
-    while batches < DELETE_BATCHES and "delete" not in rebased:
-        barrier = tmp_path / f"batch-{batches}"
-        barrier.mkdir()
-        first = batches * COMMITS
-        in_lockstep(
-            spark,
-            spark_catalog,
-            spark_jars_dir,
-            barrier,
-            table,
-            f"DELETE FROM {{table}} WHERE part = 0 AND seq = {first} + {{seq}}",
-            others=f"DELETE FROM {{table}} WHERE part = 1 AND seq = {first} + {{seq}}",
-        )
-        batches += 1
-        rebased = operations(rebased_commits(spark_catalog, namespace, "parts"))
+    def delete_raced() -> bool:
+        return "delete" in operations(rebased_commits(spark_catalog, namespace, "parts"))
+
+    batches = lockstep_batches(
+        spark,
+        spark_catalog,
+        spark_jars_dir,
+        tmp_path,
+        table,
+        (
+            "DELETE FROM {table} WHERE part = 0 AND seq = {first} + {seq}",
+            "DELETE FROM {table} WHERE part = 1 AND seq = {first} + {seq}",
+        ),
+        most=DELETE_BATCHES,
+        raced=delete_raced,
+    )
+    rebased = operations(rebased_commits(spark_catalog, namespace, "parts"))
 
     conflicts = commit_conflicts(spark_catalog, namespace, "parts")
     SUMMARY["v3 deletes in two partitions: operations rebased / 409s"] = f"{sorted(rebased)} / {conflicts}"
