@@ -4,7 +4,7 @@ pyiceberg 0.12 applies each table update through a private single-dispatch funct
 (ids it assigns, row lineage, encryption keys, the commit's clock) used to be registered on that function by
 import side effect, so every pyiceberg transaction in the process (an `audit export`, a client in the same
 interpreter) silently got them. They are now an explicit `UpdateRules` table that only the catalog's commit path
-consults; pyiceberg's dispatcher is read, never written. `tests/unit/metadata/test_pyiceberg_compat.py` pins the
+consults; pyiceberg's dispatcher is read, never written. `tests/unit/catalog_es/metadata/test_pyiceberg_compat.py` pins the
 version these names were checked against: a pyiceberg upgrade fails there first.
 """
 
@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pyiceberg.catalog import MetastoreCatalog
+from pyiceberg.expressions.visitors import _StrictMetricsEvaluator
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.update import (
     _apply_table_update,
@@ -26,6 +27,9 @@ CHECKED_PYICEBERG_VERSIONS = ("0.12.",)
 
 UpdateContext = _TableMetadataUpdateContext
 """pyiceberg's per-commit update context (the updates applied so far, the snapshots added)."""
+
+StrictMetricsEvaluator = _StrictMetricsEvaluator
+"""pyiceberg's strict metrics evaluator: `eval(data_file)` is true when every row of the file matches the filter."""
 
 UpdateRule = Callable[[Any, TableMetadata, UpdateContext], TableMetadata]
 

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import msgspec
 import pyarrow.parquet as pq
 from pyiceberg.expressions import AlwaysTrue, BooleanExpression
-from pyiceberg.expressions.visitors import _StrictMetricsEvaluator, residual_evaluator_of
+from pyiceberg.expressions.visitors import residual_evaluator_of
 from pyiceberg.io import FileIO
 from pyiceberg.io.pyarrow import (
     ArrowScan,
@@ -26,6 +26,7 @@ from pyiceberg.schema import prune_columns
 from pyiceberg.table import FileScanTask
 from pyiceberg.table.metadata import TableMetadata
 
+from catalog_es.metadata.pyiceberg_compat import StrictMetricsEvaluator
 from catalog_es.planning.policy import ReadPolicy
 from catalog_es.storage.purge import POLICY_FILES_DIR
 
@@ -69,7 +70,7 @@ class PolicyFiles:
         self._hides = set(self._output.field_ids) != set(self._schema.field_ids)
         self._copy_all = _object_store(metadata.location)
         self._prefix = policy_files_location(metadata.location, policy)
-        self._strict = _StrictMetricsEvaluator(self._schema, policy.row_filter)
+        self._strict = StrictMetricsEvaluator(self._schema, policy.row_filter)
         self._client_filter, self._case = client_filter, case
         self._salt = msgspec.json.encode([self._schema.schema_id, sorted(self._output.field_ids)]).decode()
 
