@@ -4,8 +4,8 @@ pyiceberg 0.12 applies each table update through a private single-dispatch funct
 (ids it assigns, row lineage, encryption keys, the commit's clock) used to be registered on that function by
 import side effect, so every pyiceberg transaction in the process (an `audit export`, a client in the same
 interpreter) silently got them. They are now an explicit `UpdateRules` table that only the catalog's commit path
-consults; pyiceberg's dispatcher is read, never written. `tests/unit/catalog_es/metadata/test_pyiceberg_compat.py` pins the
-version these names were checked against: a pyiceberg upgrade fails there first.
+consults; pyiceberg's dispatcher is read, never written. `tests/unit/catalog_es/metadata/test_pyiceberg_compat.py`
+pins the version these names were checked against: a pyiceberg upgrade fails there first.
 """
 
 from __future__ import annotations
