@@ -89,7 +89,7 @@ async def load_table(req: RequestScope, request: Request[Any, Any, Any], query: 
             target = policy_target(profile, row.location, policy) if target and target.level else None
     if req.as_of is None:  # a past catalog is the log's record: its old metadata files may be gone by design
         await require_metadata_file(req.ctx, await req.ctx.storage(req.warehouse), location)  # no connection held
-    access = await delegated(req, request, target, credentials_path(request))
+    access = await delegated(req, request, target, "" if target is None else credentials_path(request))
     config = await table_config(request, req, access.config, ident, name)
     if policy is not None:
         config = {**config, "scan-planning-mode": "server"}
