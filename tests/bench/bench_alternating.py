@@ -4,7 +4,8 @@ Run: `python -m tests.bench.bench_alternating [--checkout main=/path/to/worktree
 Starts one PostgreSQL (embedded unless `--pg-dsn`) and, each on its own database, `catalog-es serve` of this
 checkout (`this`), of every `--checkout NAME=PATH` (served with this environment's packages) and the SqlCatalog
 shim (unless `--no-shim`); creates the tree dataset on each, then runs rounds: in each, every server in turn (the
-order rotating from round to round) takes loadTable at maximum throughput, then commits at maximum throughput.
+order rotating from round to round) takes loadTable at maximum throughput (or at `--load-rate`), then commits at
+maximum throughput.
 Prints the medians (and ranges) of server CPU per successful operation, the shim's ÷ each catalog's, and the load
 averages seen. CPU per operation, not throughput: the machine's other work changes the rate far more than the CPU
 each operation costs. Not a pytest module.
@@ -18,12 +19,13 @@ import os
 import shutil
 import statistics
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 
 from tests.bench import bench_servers as servers
 from tests.bench.load_driver import CatalogClient, Recorder
 from tests.bench.polaris_dataset import Dataset, TreeShape, tree_dataset
-from tests.bench.workloads import Outcome, Params, Target, create_tree, max_commits, max_load_table
+from tests.bench.workloads import Outcome, Params, Target, create_tree, load_table_at, max_commits, max_load_table
 
 Workload = Callable[[Target, CatalogClient, Dataset, Params], Awaitable[Outcome]]
 WORKLOADS: dict[str, Workload] = {"loadTable": max_load_table, "commit": max_commits}
@@ -55,6 +57,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=8.0, help="per workload and server in each round")
     parser.add_argument("--workloads", default="loadTable,commit")
+    parser.add_argument(
+        "--load-rate", type=float, help="loadTable at this rate/s (open model: the same arrivals for every server)"
+    )
     parser.add_argument("--pg-dsn")
     args = parser.parse_args()
     work = servers.ROOT / ".bench" / "alternating"
@@ -67,6 +72,9 @@ def main() -> None:
     ds = tree_dataset(TreeShape())
     loads: list[float] = []
     cpu: dict[tuple[str, str], list[float]] = {}
+    workloads = dict(WORKLOADS)
+    if args.load_rate:
+        workloads["loadTable"] = partial(load_table_at, args.load_rate)
     try:
         for name, path in checkouts:
             dsn = servers.fresh_database(admin, f"bench_ab_{name}")
@@ -82,13 +90,14 @@ def main() -> None:
             for workload in args.workloads.split(","):
                 for server, target in order:
                     loads.append(os.getloadavg()[0])
-                    per_op = asyncio.run(_cpu_per_op(server, target, WORKLOADS[workload], ds, params))
+                    per_op = asyncio.run(_cpu_per_op(server, target, workloads[workload], ds, params))
                     cpu.setdefault((workload, server.name), []).append(per_op)
                     print(f"round {round_ + 1} {workload} {server.name}: {per_op:.3f} ms/op (load {loads[-1]:.1f})")
     finally:
         for server, _ in started:
             server.stop()
-    print(f"\nload average {min(loads):.1f}-{max(loads):.1f}; {args.rounds} rounds of {args.seconds:g} s\n")
+    mode = f"loadTable at {args.load_rate:g}/s" if args.load_rate else "loadTable at maximum throughput"
+    print(f"\nload average {min(loads):.1f}-{max(loads):.1f}; {args.rounds} rounds of {args.seconds:g} s; {mode}\n")
     print("| workload, server | median CPU ms/op | range | runs |\n|---|---|---|---|")
     for (workload, name), values in cpu.items():
         print(_row(f"{workload}, {name}", values))
