@@ -10,14 +10,13 @@ from urllib.parse import unquote
 
 from litestar import Request
 from litestar.connection import ASGIConnection
-from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 
 from api.as_of_prefix import is_write, split_prefix
 from api.auth.authorizer import Authorizer
 from api.auth.listing_filter import ListingAccess
 from api.auth.principal import Principal, request_principal
-from api.container import services
+from api.container import Services, services
 from api.encoded_slash import decode_name
 from api.project_header import project_id_of
 from api.settings import Settings
@@ -65,12 +64,12 @@ class RequestScope:
         principal: Principal,
         warehouse: WarehouseRow | None,
     ) -> None:
-        state = connection.app.state
+        built = services(connection.app.state)
         self._connection, self._warehouse = connection, warehouse
         self.ctx, self.read_model, self.principal = ctx, read_model, principal
         self.as_of: int | None = None  # the log position of an as-of prefix: a past catalog, read-only
-        self.settings: Settings = services(state).settings
-        self.access = ListingAccess(services(state).authorizer, principal)
+        self.settings: Settings = built.settings
+        self.access = ListingAccess(built.authorizer, principal)
         self.meta = EventMetadata(
             actor=principal.user_id, request_id=connection.scope.get("state", {}).get("request_id")
         )
@@ -94,17 +93,17 @@ async def provide_scope(request: Request[Any, Any, Any]) -> RequestScope:
 
     Raises: ForbiddenError for a write under an as-of prefix; BadRequestError for a malformed one.
     """
-    state = request.app.state
+    built = services(request.app.state)
     prefix = request.path_params.get("prefix")
     position = None if prefix is None else split_prefix(str(prefix))[1]
     if position is not None and is_write(request.method, request.url.path):
         raise ForbiddenError(f"Warehouse {prefix!r} is the catalog as of a past position: read-only")
-    warehouse = None if prefix is None else await _warehouse(str(prefix), state)
+    warehouse = None if prefix is None else await _warehouse(str(prefix), built)
     principal = request_principal(request.scope)
-    ctx = services(state).ctx if warehouse is None else services(state).ctx.for_request(warehouse)
+    ctx = built.ctx if warehouse is None else built.ctx.for_request(warehouse)
     if position is None:
-        return RequestScope(request, ctx, services(state).read_model, principal, warehouse)
-    as_of = AsOfReadModel(services(state).as_of, position)
+        return RequestScope(request, ctx, built.read_model, principal, warehouse)
+    as_of = AsOfReadModel(built.as_of, position)
     scope = RequestScope(request, ctx, as_of, principal, warehouse)
     scope.as_of = position
     scope.access = ListingAccess(Authorizer(enabled=False), principal)
@@ -117,7 +116,7 @@ async def provide_conn(req: NamedDependency[RequestScope]) -> AsyncGenerator[Con
         yield conn
 
 
-async def _warehouse(prefix: str, state: State) -> WarehouseRow:
+async def _warehouse(prefix: str, built: Services) -> WarehouseRow:
     """The active warehouse named by the `{prefix}` path segment (its id, as /config advertises).
 
     From the warehouse cache, so it holds no connection for the request: a handler that writes takes
@@ -129,11 +128,11 @@ async def _warehouse(prefix: str, state: State) -> WarehouseRow:
         raise NoSuchWarehouseError(f"Warehouse {prefix!r} does not exist") from None
 
     async def lookup() -> WarehouseRow | None:
-        async with services(state).ctx.store.connection() as conn:
-            row: WarehouseRow | None = await services(state).read_model.warehouse_by_id(conn, warehouse_id)
+        async with built.ctx.store.connection() as conn:
+            row: WarehouseRow | None = await built.read_model.warehouse_by_id(conn, warehouse_id)
             return row
 
-    warehouses: WarehouseCache = services(state).warehouses
+    warehouses: WarehouseCache = built.warehouses
     warehouse = await warehouses.get(warehouse_id, lookup)
     if warehouse is None:
         raise NoSuchWarehouseError(f"Warehouse {prefix!r} does not exist")

@@ -1,5 +1,6 @@
 """The one middleware every routed request passes: request id and log context, metrics, endpoint statistics,
-authentication and the body check, in that order, with one wrapped `send` (one layer instead of five)."""
+authentication and the body check, in that order, with one wrapped `send` (one layer instead of five); then the
+routed handler, or a route's bare answer."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.auth.middleware import AuthenticationMiddleware
+from api.bare_routes import answer_bare, bare_route
 from api.body_check import body_refusal, refuse
 from api.endpoint_statistics import EndpointStatistics
 from api.http_metrics import MESSAGE_BYTES, HttpMetrics, log_rejected
@@ -67,7 +69,11 @@ class RequestLayer(ASGIMiddleware):
             if refusal is not None:
                 await refuse(observed_send, refusal)
                 return
-            await next_app(scope, receive, observed_send)
+            bare = bare_route(scope)
+            if bare is None:
+                await next_app(scope, receive, observed_send)
+            else:  # a read answered below the framework's handler machinery (api/bare_routes.py)
+                await answer_bare(bare, scope, receive, observed_send)
         finally:
             self._metrics.in_flight.dec()
             elapsed = time.perf_counter() - started

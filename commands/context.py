@@ -60,6 +60,8 @@ class CommandContext:
     resolved: WarehouseRow | None = field(default=None, compare=False, repr=False)
     _credentials: dict[uuid.UUID, StorageCredential] = field(default_factory=dict, compare=False, repr=False)
     _storages: dict[bytes, WarehouseStorage] = field(default_factory=dict, compare=False, repr=False)
+    # The last row asked for and its storage: a request asks for its warehouse's several times, the same row object.
+    _last_storage: tuple[WarehouseRow, WarehouseStorage] | None = field(default=None, compare=False, repr=False)
 
     def secret_store(self) -> SecretStore:
         if self.secrets is None:
@@ -93,12 +95,16 @@ class CommandContext:
     async def storage(self, warehouse: WarehouseRow, conn: Connection | None = None) -> WarehouseStorage:
         """IO for one warehouse, configured from its profile and credential; kept while both stay the same
         (a FileIO costs a fifth of a commit to set up). `conn`: as for `credential`."""
+        last = self._last_storage
+        if last is not None and last[0] is warehouse:  # the same row: the same key, whose storage is never replaced
+            return last[1]
         key = msgspec.json.encode((warehouse.id, warehouse.storage_profile, warehouse.credential_fingerprint))
         storage = self._storages.get(key)
         if storage is None:
             profile, credential = decode_profile(warehouse.storage_profile), await self.credential(warehouse, conn)
             storage = WarehouseStorage(profile, credential, self.endpoints)
             self._storages[key] = storage
+        object.__setattr__(self, "_last_storage", (warehouse, storage))
         return storage
 
     def deleted(self) -> SoftDeleteState:

@@ -1,8 +1,11 @@
-"""Whether metadata files are still in storage, checked in batches: one worker-thread hop per batch, not per request.
+"""Whether metadata files are still in storage: a local file's stat on the loop, object stores' HEADs in batches.
 
-Each check is a blocking stat or HEAD, so it runs off the event loop; handing every loadTable its own thread hop cost
-more than the stat on a local disk. A check waits for the next batch, which starts after it was asked for (never an
-answer looked up before the request came), and all the checks asked for while one batch runs go in the next.
+A HEAD blocks for a round trip, so it runs off the event loop, in batches: one worker-thread hop per batch, not per
+request. A check waits for the next batch, which starts after it was asked for (never an answer looked up before the
+request came), and all the checks asked for while one batch runs go in the next. A local file's check (one strict
+`realpath`: a few `lstat`s of cached directory entries) costs a fraction of even a shared thread hop (its futures,
+the wake-ups of both threads), so it is answered at once on the loop: this takes a local warehouse's disk not to
+hang on a stat (a network mount that does would stall the loop; its other file work stays in worker threads).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ class FilePresence:
 
         Raises: what `WarehouseStorage.file_missing` raises (a location outside the warehouse).
         """
+        if storage.local:
+            return storage.file_missing(location)
         answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._pending.append((storage, location, answer))
         if self._draining is None:

@@ -10,6 +10,7 @@ from api.catalog.path import PATH
 from api.dependencies import RequestScope
 from catalog_es.identifiers import Namespace
 from catalog_es.storage.access_delegation import parse_access_delegation
+from catalog_es.storage.profiles import S3Profile
 from catalog_es.storage.remote_signing import remote_signing_config
 
 
@@ -22,6 +23,8 @@ async def table_config(
     signed under an as-of prefix (a past catalog: its data is read with vended, read-only credentials).
     """
     storage = await req.ctx.storage(req.warehouse)
+    if not isinstance(storage.profile, S3Profile):  # only S3 clients sign: nothing of the request to read
+        return config
     modes = parse_access_delegation(request.headers.get("x-iceberg-access-delegation"))
     catalog_uri = str(request.base_url).rstrip("/") + PATH.removesuffix("/v1")
     prefix = str(request.path_params["prefix"])

@@ -13,17 +13,17 @@ from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, Quer
 from api.auth.authorizer import Authorizer
 from api.auth.principal import request_principal
 from api.auth.rules import requires
+from api.bare_routes import bare
 from api.catalog.credentials import (
     DelegationHeader,
     VendingTarget,
     credentials_path,
     delegated,
-    policy_target,
     vending_backend,
-    vending_target,
 )
-from api.catalog.etags import etag, etag_header
+from api.catalog.etags import etag_header
 from api.catalog.listing import list_names
+from api.catalog.load_table import LOAD_TABLE, LoadQuery, load_table
 from api.catalog.paging import PageRequest
 from api.catalog.rules import (
     committed_table,
@@ -53,8 +53,7 @@ from api.encoded_slash import decode_name
 from api.idempotency import NOT_IDEMPOTENT
 from catalog_es.errors import BadRequestError, NoSuchTableError
 from catalog_es.identifiers import Namespace
-from catalog_es.metadata.tables import only_referenced_snapshots
-from catalog_es.planning.mode import ScanPlanningMode, document_mode, table_mode, warehouse_mode
+from catalog_es.planning.mode import table_mode, warehouse_mode
 from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.store.database import Connection
 from catalog_es.store.metrics_reports import record_metrics_report
@@ -70,9 +69,7 @@ from commands.tabular_lifecycle import (
     handle_register_table,
     handle_rename_table,
 )
-from commands.tabulars import require_metadata_file
 from projections.catalog.queries import CatalogReadModel
-from projections.permissions.read_policies import has_read_policy_in, read_policy_for
 
 
 async def _load(
@@ -83,14 +80,6 @@ async def _load(
     if row is None:
         raise NoSuchTableError(f"Table does not exist: {ident}.{table}")
     return row
-
-
-def planning_config(server: ScanPlanningMode, warehouse: WarehouseRow, document: bytes) -> dict[str, str]:
-    """`scan-planning-mode` for an unpoliced loadTable: the table's property over the warehouse's mode over the
-    server's; said whenever it is `server` or differs from what /config advertised for the warehouse."""
-    inherited = warehouse_mode(server, warehouse.scan_planning)
-    mode = document_mode(inherited, document)
-    return {"scan-planning-mode": mode} if "server" in (mode, inherited) else {}
 
 
 def created_planning_config(req: RequestScope, metadata: Mapping[str, Any]) -> dict[str, str]:
@@ -161,7 +150,7 @@ class TablesController(Controller):
         )
         return Response(loaded, headers=etag_header(result.metadata_location))
 
-    @get("/tables/{table:str}", opt=requires(on_tabular("describe", TABLE)))
+    @get("/tables/{table:str}", opt={**requires(on_tabular("describe", TABLE)), **bare(LOAD_TABLE)})
     async def load_table(
         self,
         req: NamedDependency[RequestScope],
@@ -172,52 +161,11 @@ class TablesController(Controller):
         if_none_match: Annotated[str | None, HeaderParameter(name="If-None-Match")] = None,
         delegation: DelegationHeader = None,
     ) -> Response[LoadTableDocument | None]:
-        """The connection is released before credentials are vended: an STS call never holds one."""
-        ident, name = parse_namespace(namespace), decode_name(table)
-        profile = await vending_backend(req, delegation)
-        row: TabularRow | None = None
-        authz, principal = services(request.app.state).authorizer, req.principal
-        async with req.ctx.store.connection() as conn:
-            # A principal under a read policy on some table here takes the row path, to learn whether it is this one.
-            policed = authz.enabled and await has_read_policy_in(
-                conn, req.warehouse.id, principal.user_id, principal.roles
-            )
-            if snapshots == "all" and profile is None and not policed:  # common: the stored document as it is
-                found = await req.read_model.table_document(conn, req.warehouse.id, ident, name)
-                if found is None:
-                    raise NoSuchTableError(f"Table does not exist: {ident}.{table}")
-                location, document = found
-            else:
-                row = await _load(conn, req.read_model, req.warehouse, namespace, table)
-                location = row.metadata_location
-                kept = row.metadata if snapshots == "all" else only_referenced_snapshots(row.metadata)
-                document = msgspec.json.encode(kept)
-            tag = etag(location, snapshots)
-            if if_none_match is not None and tag in (part.strip() for part in if_none_match.split(",")):
-                return Response(None, status_code=304, headers={"ETag": tag})
-            policy = None
-            if policed and row is not None:
-                policy = await read_policy_for(conn, row.id, principal.user_id, principal.roles)
-            # Under a policy nothing grants storage access to the whole table: vended credentials reach its policy's
-            # files only, and so does the signer; the principal reads what plans hand out.
-            target = await vending_target(req, request, conn, row, profile)
-            if policy is not None and row is not None:
-                target = policy_target(profile, row.location, policy) if target and target.level else None
-        if req.as_of is None:  # a past catalog is the log's record: its old metadata files may be gone by design
-            await require_metadata_file(req.ctx, await req.ctx.storage(req.warehouse), location)  # no connection held
-        access = await delegated(req, request, target, credentials_path(request))
-        config = await table_config(request, req, access.config, ident, name)
-        if policy is not None:
-            config = {**config, "scan-planning-mode": "server"}
-        else:
-            config = {**config, **planning_config(req.settings.scan_planning.mode, req.warehouse, document)}
-        result = LoadTableDocument(
-            metadata=msgspec.Raw(document),
-            metadata_location=location,
-            config=config,
-            storage_credentials=access.storage_credentials,
-        )
-        return Response(result, headers={"ETag": tag})
+        """Most requests are answered bare (`LOAD_TABLE`, api/catalog/load_table.py) by the same `load_table`."""
+        loaded = await load_table(req, request, LoadQuery(namespace, table, snapshots, if_none_match, delegation))
+        if loaded.result is None:
+            return Response(None, status_code=304, headers={"ETag": loaded.tag})
+        return Response(loaded.result, headers={"ETag": loaded.tag})
 
     @head("/tables/{table:str}", status_code=204, opt=requires(on_tabular("describe", TABLE)))
     async def table_exists(

@@ -144,6 +144,11 @@ class WarehouseStorage:
         document: Json = msgspec.json.decode(raw)
         return document
 
+    @property
+    def local(self) -> bool:
+        """Whether the warehouse's files are local (every location it accepts is below its `file://` base)."""
+        return self._base.startswith("file://")
+
     def file_missing(self, location: str) -> bool:
         """Whether storage says for certain that no file is at the location (one stat or HEAD).
 

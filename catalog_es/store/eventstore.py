@@ -6,7 +6,7 @@ import asyncio
 import re
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -240,11 +240,9 @@ class EventStore:
         self._source = source
         self._inline_projectors = tuple(inline_projectors)
 
-    @asynccontextmanager
-    async def connection(self) -> AsyncIterator[Connection]:
-        """A connection for reads outside any write transaction."""
-        async with self.pool.connection() as conn:
-            yield conn
+    def connection(self) -> AbstractAsyncContextManager[Connection]:
+        """A connection for reads outside any write transaction (the pool's own context: no second wrapper)."""
+        return self.pool.connection()
 
     @asynccontextmanager
     async def transaction(self, metadata: EventMetadata, *, serialised: bool = True) -> AsyncIterator[Transaction]:

@@ -136,26 +136,34 @@ def _clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(("CATALOG_ES__", "LAKANA_"))}
 
 
-def start_catalog_es(dsn: str, work: Path, workers: int) -> tuple[Server, float]:
-    """`catalog-es serve` on an external DSN (no NATS); returns the server and its cold start in seconds."""
+def start_catalog_es(
+    dsn: str, work: Path, workers: int, *, checkout: Path | None = None, name: str = "catalog-es"
+) -> tuple[Server, float]:
+    """`catalog-es serve` on an external DSN (no NATS); returns the server and its cold start in seconds.
+
+    `checkout`: serve the code of another checkout (e.g. a worktree of `main`) with this environment's packages.
+    """
     port = free_port()
     env = _clean_env() | {
         "CATALOG_ES__PG_DSN": dsn,
-        "CATALOG_ES__DATA_DIR": str(work / "catalog-es"),
+        "CATALOG_ES__DATA_DIR": str(work / name),
         # With an external database the server has no file root unless named: the `demo` warehouse's, as embedded.
-        "CATALOG_ES__FILE_STORAGE_ROOTS": str(work / "catalog-es" / "warehouse"),
+        "CATALOG_ES__FILE_STORAGE_ROOTS": str(work / name / "warehouse"),
         "CATALOG_ES__PORT": str(port),
         "CATALOG_ES__LOG_LEVEL": "warning",
         "CATALOG_ES__NATS__ENABLED": "false",
         "CATALOG_ES__WORKERS": str(workers),
     }
-    process = _spawn([str(Path(sys.executable).parent / "catalog-es"), "serve"], env, work / "catalog-es.log")
+    command = [str(Path(sys.executable).parent / "catalog-es"), "serve"]
+    if checkout is not None:  # its packages first on the path, ahead of this environment's editable install
+        env |= {"PYTHONPATH": str(checkout), "PYTHONSAFEPATH": "1"}
+        command = [sys.executable, "-m", "api", "serve"]
+    log = work / f"{name}.log"
+    process = _spawn(command, env, log)
     cold = wait_ready(f"http://127.0.0.1:{port}/catalog/v1/config?warehouse=demo", process)
     config = httpx.get(f"http://127.0.0.1:{port}/catalog/v1/config?warehouse=demo").json()
     prefix = config["overrides"].get("prefix") or config["defaults"]["prefix"]
-    return Server(
-        "catalog-es", process, f"http://127.0.0.1:{port}/catalog/v1/{prefix}", log=work / "catalog-es.log"
-    ), cold
+    return Server(name, process, f"http://127.0.0.1:{port}/catalog/v1/{prefix}", log=log), cold
 
 
 def start_shim(dsn: str, work: Path) -> Server:

@@ -1,0 +1,143 @@
+"""loadTable's answer, shared by the routed handler (its documented signature) and its bare answer (the hot path)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NamedTuple
+
+import msgspec
+from litestar import Request
+from litestar.types import Scope
+
+from api.bare_routes import BareResponse, BareRoute, authorize
+from api.catalog.credentials import credentials_path, delegated, policy_target, vending_backend, vending_target
+from api.catalog.etags import etag
+from api.catalog.sign_config import table_config
+from api.catalog.wire import LoadTableDocument
+from api.container import services
+from api.dependencies import RequestScope, parse_namespace, provide_scope
+from api.encoded_slash import decode_name
+from catalog_es.errors import NoSuchTableError
+from catalog_es.metadata.tables import only_referenced_snapshots
+from catalog_es.planning.mode import ScanPlanningMode, document_mode, warehouse_mode
+from catalog_es.state import TabularRow, WarehouseRow
+from catalog_es.storage.access_delegation import HEADER
+from commands.tabulars import require_metadata_file
+from projections.permissions.read_policies import has_read_policy_in, read_policy_for
+
+Snapshots = Literal["all", "refs"]
+
+
+class LoadQuery(NamedTuple):
+    """What a loadTable request asks: the path's namespace and table segments, `snapshots`, two headers."""
+
+    namespace: str
+    table: str
+    snapshots: Snapshots = "all"
+    if_none_match: str | None = None
+    delegation: str | None = None
+
+
+class Loaded(NamedTuple):
+    """The ETag and the result; no result: the caller's `If-None-Match` names it (304)."""
+
+    tag: str
+    result: LoadTableDocument | None
+
+
+def planning_config(server: ScanPlanningMode, warehouse: WarehouseRow, document: bytes) -> dict[str, str]:
+    """`scan-planning-mode` for an unpoliced loadTable: the table's property over the warehouse's mode over the
+    server's; said whenever it is `server` or differs from what /config advertised for the warehouse."""
+    inherited = warehouse_mode(server, warehouse.scan_planning)
+    mode = document_mode(inherited, document)
+    return {"scan-planning-mode": mode} if "server" in (mode, inherited) else {}
+
+
+async def load_table(req: RequestScope, request: Request[Any, Any, Any], query: LoadQuery) -> Loaded:
+    """The connection is released before credentials are vended: an STS call never holds one.
+
+    Raises: NoSuchTableError; MetadataFileNotFoundError; StorageAccessError (vending).
+    """
+    ident, name = parse_namespace(query.namespace), decode_name(query.table)
+    profile = await vending_backend(req, query.delegation)
+    row: TabularRow | None = None
+    authz, principal = services(request.app.state).authorizer, req.principal
+    async with req.ctx.store.connection() as conn:
+        # A principal under a read policy on some table here takes the row path, to learn whether it is this one.
+        policed = authz.enabled and await has_read_policy_in(conn, req.warehouse.id, principal.user_id, principal.roles)
+        if query.snapshots == "all" and profile is None and not policed:  # common: the stored document as it is
+            found = await req.read_model.table_document(conn, req.warehouse.id, ident, name)
+            if found is None:
+                raise NoSuchTableError(f"Table does not exist: {ident}.{query.table}")
+            location, document = found
+        else:
+            row = await req.read_model.table(conn, req.warehouse.id, ident, name)
+            if row is None:
+                raise NoSuchTableError(f"Table does not exist: {ident}.{query.table}")
+            location = row.metadata_location
+            kept = row.metadata if query.snapshots == "all" else only_referenced_snapshots(row.metadata)
+            document = msgspec.json.encode(kept)
+        tag = etag(location, query.snapshots)
+        if query.if_none_match is not None and tag in (part.strip() for part in query.if_none_match.split(",")):
+            return Loaded(tag, None)
+        policy = None
+        if policed and row is not None:
+            policy = await read_policy_for(conn, row.id, principal.user_id, principal.roles)
+        # Under a policy nothing grants storage access to the whole table: vended credentials reach its policy's
+        # files only, and so does the signer; the principal reads what plans hand out.
+        target = await vending_target(req, request, conn, row, profile)
+        if policy is not None and row is not None:
+            target = policy_target(profile, row.location, policy) if target and target.level else None
+    if req.as_of is None:  # a past catalog is the log's record: its old metadata files may be gone by design
+        await require_metadata_file(req.ctx, await req.ctx.storage(req.warehouse), location)  # no connection held
+    access = await delegated(req, request, target, "" if target is None else credentials_path(request))
+    config = await table_config(request, req, access.config, ident, name)
+    if policy is not None:
+        config = {**config, "scan-planning-mode": "server"}
+    else:
+        config = {**config, **planning_config(req.settings.scan_planning.mode, req.warehouse, document)}
+    result = LoadTableDocument(
+        metadata=msgspec.Raw(document),
+        metadata_location=location,
+        config=config,
+        storage_credentials=access.storage_credentials,
+    )
+    return Loaded(tag, result)
+
+
+# The bare answer takes what the routed handler's signature would parse without a doubt: no query but `snapshots`
+# (with a valid value), each header at most once. Anything else goes to the handler (its validation, its 400s).
+_QUERIES = {b"": "all", b"snapshots=all": "all", b"snapshots=refs": "refs"}
+_IF_NONE_MATCH, _DELEGATION = b"if-none-match", HEADER.lower().encode()
+_ENCODER = msgspec.json.Encoder()
+
+
+def _accepts(scope: Scope) -> bool:
+    if scope.get("query_string", b"") not in _QUERIES:
+        return False
+    names = [name for name, _ in scope["headers"] if name in (_IF_NONE_MATCH, _DELEGATION)]
+    return len(names) == len(set(names))
+
+
+async def _answer(request: Request[Any, Any, Any]) -> BareResponse:
+    scope = request.scope
+    await authorize(request)  # the route's guard, before anything is resolved (as the framework orders them)
+    req = await provide_scope(request)
+    headers = {name: value for name, value in scope["headers"] if name in (_IF_NONE_MATCH, _DELEGATION)}
+    if_none_match, delegation = headers.get(_IF_NONE_MATCH), headers.get(_DELEGATION)
+    params = scope["path_params"]
+    query = LoadQuery(
+        str(params["namespace"]),
+        str(params["table"]),
+        _QUERIES[scope.get("query_string", b"")],  # type: ignore[arg-type]
+        None if if_none_match is None else if_none_match.decode("latin-1"),
+        None if delegation is None else delegation.decode("latin-1"),
+    )
+    loaded = await load_table(req, request, query)
+    tag = (b"etag", loaded.tag.encode())
+    if loaded.result is None:
+        return BareResponse(304, [tag])
+    return BareResponse(200, [tag, (b"content-type", b"application/json")], _ENCODER.encode(loaded.result))
+
+
+LOAD_TABLE = BareRoute(_accepts, _answer)
+"""loadTable's bare answer (api/bare_routes.py)."""
