@@ -28,6 +28,7 @@ from catalog_es.locations import location_key
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from catalog_es.tabular_kind import kind_of
+from projections.catalog.document_entries import delete_entries, document_head, write_entries
 
 DELETED_TABLES = ("deleted_tabulars", "deleted_namespaces", "deleted_warehouses")
 
@@ -101,6 +102,8 @@ async def _(event: TableUndropped | ViewUndropped, conn: Connection, recorded: R
 @_apply.register(ViewExpired)
 async def _(event: TableExpired | ViewExpired, conn: Connection, recorded: RecordedEvent) -> None:
     await conn.execute("DELETE FROM deleted_tabulars WHERE id = %s", (event.entity_id,))
+    if isinstance(event, TableExpired):
+        await delete_entries(conn, event.entity_id)
 
 
 @_apply.register
@@ -110,11 +113,12 @@ async def _(event: TableRestored, conn: Connection, recorded: RecordedEvent) -> 
         (
             location_key(event.metadata["location"]),
             event.metadata_location,
-            Jsonb(event.metadata),
+            Jsonb(document_head(event.metadata)),
             recorded.stream_version,
             event.table_id,
         ),
     )
+    await write_entries(conn, event.table_id, event.metadata)
 
 
 @_apply.register

@@ -246,7 +246,7 @@ def test_rebuild_reproduces_every_read_model_when_log_is_replayed(open_catalog, 
     assert (
         set(live)
         == set(READ_MODEL_TABLES)
-        == {"server_info", "projects", "warehouses", "namespaces", "tables", "views"}
+        == {"server_info", "projects", "warehouses", "namespaces", "tables", "table_document_entries", "views"}
         | {"deleted_tabulars", "deleted_namespaces", "deleted_warehouses"}  # tests/integration/test_soft_delete.py
     )
     for table in READ_MODEL_TABLES:
@@ -319,8 +319,11 @@ async def _rows(conn):
     """Every row of every live catalog read model, in a stable order."""
     rows = {}
     for table in READ_MODEL_TABLES:
+        order = "table_id, list, ordinal" if table == "table_document_entries" else "id"
         cursor = await conn.execute(
-            psycopg.sql.SQL("SELECT * FROM {} ORDER BY id").format(psycopg.sql.Identifier(table))
+            psycopg.sql.SQL("SELECT * FROM {} ORDER BY {}").format(
+                psycopg.sql.Identifier(table), psycopg.sql.SQL(order)
+            )
         )
         rows[table] = list(await cursor.fetchall())
     return rows
