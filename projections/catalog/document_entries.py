@@ -112,22 +112,27 @@ WITH head AS (
     WHERE id = %(id)s AND metadata_location = %(base)s RETURNING id
 ), positioned AS (
     SELECT s.list, s.ordinal, row_number() OVER (PARTITION BY s.list ORDER BY s.ordinal) - 1 AS position
-    FROM table_document_entries s WHERE s.table_id = %(id)s AND s.list = ANY(%(touched)s::text[])
+    FROM table_document_entries s
+    WHERE s.table_id = %(id)s AND NOT s.dropped AND s.list = ANY(%(touched)s::text[])
 ), removed AS (
     DELETE FROM table_document_entries e USING positioned p
     JOIN unnest(%(removed_lists)s::text[], %(removed)s::bigint[]) AS r(list, position)
         ON r.list = p.list AND r.position = p.position
-    WHERE e.table_id = %(id)s AND e.list = p.list AND e.ordinal = p.ordinal AND EXISTS (SELECT FROM head)
+    WHERE e.table_id = %(id)s AND NOT e.dropped AND e.list = p.list AND e.ordinal = p.ordinal
+        AND EXISTS (SELECT FROM head)
 ), replaced AS (
     UPDATE table_document_entries e SET entry = r.entry::jsonb FROM positioned p
     JOIN unnest(%(replaced_lists)s::text[], %(replaced)s::bigint[], %(replacements)s::text[])
         AS r(list, position, entry) ON r.list = p.list AND r.position = p.position
-    WHERE e.table_id = %(id)s AND e.list = p.list AND e.ordinal = p.ordinal AND EXISTS (SELECT FROM head)
+    WHERE e.table_id = %(id)s AND NOT e.dropped AND e.list = p.list AND e.ordinal = p.ordinal
+        AND EXISTS (SELECT FROM head)
 ), appended AS (
     INSERT INTO table_document_entries (table_id, list, ordinal, entry)
     SELECT %(id)s, a.list,
-        coalesce((SELECT max(m.ordinal) FROM table_document_entries m WHERE m.table_id = %(id)s AND m.list = a.list),
-            -1) + row_number() OVER (PARTITION BY a.list ORDER BY a.n),
+        coalesce((
+            SELECT max(m.ordinal) FROM table_document_entries m
+            WHERE m.table_id = %(id)s AND NOT m.dropped AND m.list = a.list
+        ), -1) + row_number() OVER (PARTITION BY a.list ORDER BY a.n),
         a.entry::jsonb
     FROM unnest(%(appended_lists)s::text[], %(appended)s::text[]) WITH ORDINALITY AS a(list, entry, n)
     WHERE EXISTS (SELECT FROM head)
@@ -135,7 +140,8 @@ WITH head AS (
 SELECT count(*) FROM head
 """
 _SET_HEAD = "UPDATE tables SET location = %s, metadata_location = %s, metadata = %s, version = %s WHERE id = %s"
-_DELETE = "DELETE FROM table_document_entries WHERE table_id = %s"
+_DELETE = "DELETE FROM table_document_entries WHERE table_id = %s AND dropped = %s"
+_MOVE = "UPDATE table_document_entries SET dropped = %s WHERE table_id = %s AND dropped = NOT %s"
 _INSERT = (
     "INSERT INTO table_document_entries (table_id, list, ordinal, entry)"
     " SELECT %s, u.list, u.ordinal, u.entry::jsonb"
@@ -150,7 +156,7 @@ def stored_head(head: bytes) -> Jsonb:
 
 async def write_entries(conn: Connection, table_id: uuid.UUID, document: Json) -> None:
     """Replace the table's rows with `document`'s lists (a new, registered or restored table; a row not at its base)."""
-    await conn.execute(_DELETE, (table_id,))
+    await conn.execute(_DELETE, (table_id, False))
     lists: list[str] = []
     ordinals: list[int] = []
     entries: list[str] = []
@@ -163,9 +169,14 @@ async def write_entries(conn: Connection, table_id: uuid.UUID, document: Json) -
         await conn.execute(_INSERT, (table_id, lists, ordinals, entries))
 
 
-async def delete_entries(conn: Connection, table_id: uuid.UUID) -> None:
-    """Forget the table's rows (the table is gone for good)."""
-    await conn.execute(_DELETE, (table_id,))
+async def delete_entries(conn: Connection, table_id: uuid.UUID, *, dropped: bool = False) -> None:
+    """Forget the rows of the live table (else of the soft-dropped one): it is gone for good."""
+    await conn.execute(_DELETE, (table_id, dropped))
+
+
+async def move_entries(conn: Connection, table_id: uuid.UUID, *, dropped: bool) -> None:
+    """Hand the live table's rows to its soft-dropped row (`dropped`), or back when it is undropped."""
+    await conn.execute(_MOVE, (dropped, table_id, dropped))
 
 
 async def commit_document(

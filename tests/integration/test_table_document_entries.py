@@ -228,7 +228,7 @@ def test_a_database_of_the_previous_release_moves_its_documents_into_rows(migrat
             applied = await apply_migrations(conn, ALL_MIGRATIONS)
             cursor = await conn.execute(
                 "SELECT id, metadata, tabular_document(metadata, id) FROM tables"
-                " UNION ALL SELECT id, metadata, tabular_document(metadata, id) FROM deleted_tabulars"
+                " UNION ALL SELECT id, metadata, tabular_document(metadata, id, true) FROM deleted_tabulars"
             )
             return applied, await cursor.fetchall()
 
