@@ -23,7 +23,7 @@ _REFERENCED = (
     "SELECT f FROM unnest(%s::text[]) AS f WHERE EXISTS (SELECT 1 FROM tables t WHERE t.metadata_location = f)"
     " OR EXISTS (SELECT 1 FROM deleted_tabulars d WHERE d.metadata_location = f)"
     " OR EXISTS (SELECT 1 FROM table_document_entries e"
-    " WHERE e.list = 'metadata-log' AND e.entry @> jsonb_build_object('metadata-file', f))"
+    " WHERE e.list = 'metadata-log' AND e.entry::jsonb @> jsonb_build_object('metadata-file', f))"
 )
 
 

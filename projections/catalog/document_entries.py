@@ -22,7 +22,8 @@ from catalog_es.store.database import Connection
 HISTORY_LISTS = ("metadata-log", "snapshot-log", "snapshots")
 # The rows as `audit verify` compares them: by position, not ordinal (a rebuild writes a batch's commits at once).
 COMPARED_ENTRIES = (
-    "SELECT table_id, list, row_number() OVER (PARTITION BY table_id, list ORDER BY ordinal) AS position, entry FROM {}"
+    "SELECT table_id, dropped, list, row_number() OVER (PARTITION BY table_id, dropped, list ORDER BY ordinal)"
+    " AS position, entry FROM {}"
 )
 
 
@@ -121,7 +122,7 @@ WITH head AS (
     WHERE e.table_id = %(id)s AND NOT e.dropped AND e.list = p.list AND e.ordinal = p.ordinal
         AND EXISTS (SELECT FROM head)
 ), replaced AS (
-    UPDATE table_document_entries e SET entry = r.entry::jsonb FROM positioned p
+    UPDATE table_document_entries e SET entry = r.entry::jsonb::text FROM positioned p
     JOIN unnest(%(replaced_lists)s::text[], %(replaced)s::bigint[], %(replacements)s::text[])
         AS r(list, position, entry) ON r.list = p.list AND r.position = p.position
     WHERE e.table_id = %(id)s AND NOT e.dropped AND e.list = p.list AND e.ordinal = p.ordinal
@@ -133,7 +134,7 @@ WITH head AS (
             SELECT max(m.ordinal) FROM table_document_entries m
             WHERE m.table_id = %(id)s AND NOT m.dropped AND m.list = a.list
         ), -1) + row_number() OVER (PARTITION BY a.list ORDER BY a.n),
-        a.entry::jsonb
+        a.entry::jsonb::text
     FROM unnest(%(appended_lists)s::text[], %(appended)s::text[]) WITH ORDINALITY AS a(list, entry, n)
     WHERE EXISTS (SELECT FROM head)
 )
@@ -144,7 +145,7 @@ _DELETE = "DELETE FROM table_document_entries WHERE table_id = %s AND dropped = 
 _MOVE = "UPDATE table_document_entries SET dropped = %s WHERE table_id = %s AND dropped = NOT %s"
 _INSERT = (
     "INSERT INTO table_document_entries (table_id, list, ordinal, entry)"
-    " SELECT %s, u.list, u.ordinal, u.entry::jsonb"
+    " SELECT %s, u.list, u.ordinal, u.entry::jsonb::text"
     " FROM unnest(%s::text[], %s::bigint[], %s::text[]) AS u(list, ordinal, entry)"
 )
 

@@ -274,7 +274,8 @@ def test_rebuild_reproduces_every_read_model_when_log_is_replayed(open_catalog, 
     }
     # The purged drop also schedules its purge task (task events: tests/integration/test_task_queue.py).
     assert types - {"io.catalog-es.task.scheduled.v1"} == {name for name in catalog_types if ".view." not in name}
-    # Full table metadata takes part in the comparison, snapshots and schemas included.
+    # Full table metadata takes part in the comparison: the head in `tables`, the snapshots and logs (by position) in
+    # `table_document_entries`.
     metadata = {row[columns.index("name")]: row[columns.index("metadata")] for row in rebuilt["tables"]}
     assert metadata["orders_eu"]["current-snapshot-id"] == 8_123_456_789_012_345
     assert metadata["orders_eu"]["current-schema-id"] == 1

@@ -227,12 +227,19 @@ def test_a_database_of_the_previous_release_moves_its_documents_into_rows(migrat
             )
             applied = await apply_migrations(conn, ALL_MIGRATIONS)
             cursor = await conn.execute(
-                "SELECT id, metadata, tabular_document(metadata, id) FROM tables"
-                " UNION ALL SELECT id, metadata, tabular_document(metadata, id, true) FROM deleted_tabulars"
+                "SELECT id, metadata, tabular_document(metadata, id), tabular_document_text(metadata, id) FROM tables"
+                " UNION ALL SELECT id, metadata, tabular_document(metadata, id, true),"
+                " tabular_document_text(metadata, id, true) FROM deleted_tabulars"
             )
-            return applied, await cursor.fetchall()
+            rows = await cursor.fetchall()
+            printed = {}  # what loadTable sent before: the whole document's jsonb printed as text
+            for table_id, document in documents.items():
+                cursor = await conn.execute("SELECT %s::jsonb::text", (Jsonb(document),))
+                printed[table_id] = (await cursor.fetchone())[0]
+            return applied, rows, printed
 
-    applied, rows = asyncio.run(scenario())
+    applied, rows, printed = asyncio.run(scenario())
     assert applied == ["0107_table_document_entries"]
     assert {row[0]: row[2] for row in rows} == documents
+    assert {row[0]: row[3] for row in rows} == printed  # byte for byte
     assert all(row[1][key] == [] for row in rows for key in LISTS)
