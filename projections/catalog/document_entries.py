@@ -2,9 +2,10 @@
 
 `tables.metadata` holds the document with each present history list (`HISTORY_LISTS`, the ones that grow with every
 commit) as `[]`; its elements are rows ordered by `ordinal` (`table_document_entries.sql`, whose `tabular_document`
-reassembles the whole document for readers). A commit writes the head, inserts the elements it appended after the
-list's last ordinal and deletes the ones it removed (expiring snapshots, trimming the metadata log), by their
-positions in the base document the row holds: O(change) rows instead of the whole O(history) document.
+and `tabular_document_text` reassemble the whole document for readers). A commit writes the head, inserts the
+elements it appended after the list's last ordinal and deletes or replaces the ones it removed or changed (expiring
+snapshots, trimming the metadata log), by their positions in the base document the row holds: O(change) rows
+instead of the whole O(history) document.
 """
 
 from __future__ import annotations
