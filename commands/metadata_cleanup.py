@@ -18,11 +18,12 @@ from commands.context import CommandContext, off_loop
 from commands.task_handlers import METADATA_CLEANUP
 from commands.tasks import NewTask
 
+# A table's metadata log is rows of `table_document_entries`, live or soft-dropped (keyed by the table's id).
 _REFERENCED = (
-    "SELECT f FROM unnest(%s::text[]) AS f WHERE EXISTS (SELECT 1 FROM tables t WHERE t.metadata_location = f"
-    " OR t.metadata->'metadata-log' @> jsonb_build_array(jsonb_build_object('metadata-file', f)))"
-    " OR EXISTS (SELECT 1 FROM deleted_tabulars d WHERE d.metadata_location = f"
-    " OR d.metadata->'metadata-log' @> jsonb_build_array(jsonb_build_object('metadata-file', f)))"
+    "SELECT f FROM unnest(%s::text[]) AS f WHERE EXISTS (SELECT 1 FROM tables t WHERE t.metadata_location = f)"
+    " OR EXISTS (SELECT 1 FROM deleted_tabulars d WHERE d.metadata_location = f)"
+    " OR EXISTS (SELECT 1 FROM table_document_entries e"
+    " WHERE e.list = 'metadata-log' AND e.entry::jsonb @> jsonb_build_object('metadata-file', f))"
 )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -14,6 +14,7 @@ from catalog_es.store.eventstore import InlineProjector, RecordedEvent
 from catalog_es.store.migrations import Migration
 from catalog_es.store.task_queue import TASK_QUEUE_MIGRATIONS, TASK_TABLES
 from projections.audit.log_chain import CHAIN_MIGRATIONS, CHAIN_TABLES, chain_events
+from projections.catalog.document_entries import COMPARED_ENTRIES
 from projections.catalog.migrations import READ_MODEL_MIGRATIONS
 from projections.catalog.projector import CATALOG_TOPICS, READ_MODEL_TABLES, CatalogProjector, project_catalog
 from projections.checkpoints import ProjectorStatus, projector_status
@@ -56,6 +57,8 @@ class Projection:
     inline: bool = False
     rebuildable: bool = True  # False: only ever built forward (the hash chain must not be recomputed from the log)
     types: frozenset[str] | None = field(init=False, repr=False, compare=False)  # stored type names of `topics`
+    # `audit verify` compares a table's rows as this query (its relation `{}`) gives them; `SELECT * FROM {}` if absent.
+    compared: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         types = None if self.topics is None else stored_type_names(self.topics)
@@ -68,7 +71,15 @@ class Projection:
             await self.apply(conn, taken)
 
 
-CATALOG = Projection("catalog", READ_MODEL_TABLES, READ_MODEL_MIGRATIONS, project_catalog, CATALOG_TOPICS, inline=True)
+CATALOG = Projection(
+    "catalog",
+    READ_MODEL_TABLES,
+    READ_MODEL_MIGRATIONS,
+    project_catalog,
+    CATALOG_TOPICS,
+    inline=True,
+    compared={"table_document_entries": COMPARED_ENTRIES},
+)
 # Every event with a warehouse counts towards its statistics (events per hour).
 STATISTICS = Projection("catalog_statistics", STATISTICS_TABLES, STATISTICS_MIGRATIONS, project_statistics, None)
 SEARCH = Projection("tabular_search", SEARCH_TABLES, SEARCH_MIGRATIONS, project_search, SEARCH_TOPICS)

@@ -51,15 +51,17 @@ async def verify_projection(conn: Connection, projection: Projection) -> Verific
         async with scratch_schema(conn, projection, purpose="verify") as scratch:
             result.position = await replay(conn, projection.project, until, batch=5000)
             for table in projection.tables:
-                result.diffs.append(TableDiff(table, await _except(conn, live, scratch, table), []))
-                result.diffs[-1].only_replay = await _except(conn, scratch, live, table)
+                rows = projection.compared.get(table, "SELECT * FROM {}")
+                result.diffs.append(TableDiff(table, await _except(conn, rows, live, scratch, table), []))
+                result.diffs[-1].only_replay = await _except(conn, rows, scratch, live, table)
         raise psycopg.Rollback
     return result
 
 
-async def _except(conn: Connection, left: str, right: str, table: str) -> list[tuple[Any, ...]]:
-    query = sql.SQL("SELECT * FROM {l}.{t} EXCEPT ALL SELECT * FROM {r}.{t} ORDER BY 1").format(
-        l=sql.Identifier(left), r=sql.Identifier(right), t=sql.Identifier(table)
+async def _except(conn: Connection, rows: str, left: str, right: str, table: str) -> list[tuple[Any, ...]]:
+    """`rows` of `table` (its `{}`) in schema `left` but not in `right`."""
+    query = sql.SQL("{} EXCEPT ALL {} ORDER BY 1").format(
+        sql.SQL(rows).format(sql.Identifier(left, table)), sql.SQL(rows).format(sql.Identifier(right, table))
     )
     cursor = await conn.execute(query)
     return list(await cursor.fetchall())

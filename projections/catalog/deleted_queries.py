@@ -20,7 +20,8 @@ from projections.catalog.tabular_rows import tabular_by_id
 # The namespace it was in is live or hidden itself (a recursive drop); its creation time is the stream's first event.
 _TABULAR = """
 SELECT d.id, d.kind, d.warehouse_id, d.namespace_id,
-       coalesce(n.parts, dn.parts, '{}') AS namespace, d.name, d.location, d.metadata_location, d.metadata, d.version,
+       coalesce(n.parts, dn.parts, '{}') AS namespace, d.name, d.location, d.metadata_location,
+       tabular_document(d.metadata, d.id, true) AS metadata, d.version,
        d.deleted_at, d.expires_at, d.purge_requested, d.actor, d.with_namespace, d.expiration_task_id,
        (SELECT e.time FROM catalog_events e WHERE e.stream_id = d.kind || '-' || d.id AND e.stream_version = 1)
          AS created_at

@@ -28,6 +28,7 @@ from catalog_es.locations import location_key
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from catalog_es.tabular_kind import kind_of
+from projections.catalog.document_entries import delete_entries, document_head, move_entries, write_entries
 
 DELETED_TABLES = ("deleted_tabulars", "deleted_namespaces", "deleted_warehouses")
 
@@ -82,6 +83,8 @@ async def _(event: TableSoftDropped | ViewSoftDropped, conn: Connection, recorde
         ),
     )
     await conn.execute(sql.SQL("DELETE FROM {} WHERE id = %s").format(_relation(event)), (event.entity_id,))
+    if isinstance(event, TableSoftDropped):  # its history lists' rows go with it (a new table may take its id)
+        await move_entries(conn, event.entity_id, dropped=True)
 
 
 @_apply.register(TableUndropped)
@@ -95,12 +98,16 @@ async def _(event: TableUndropped | ViewUndropped, conn: Connection, recorded: R
         (event.namespace_id, event.name, name_key(event.name), recorded.stream_version, event.entity_id),
     )
     await conn.execute("DELETE FROM deleted_tabulars WHERE id = %s", (event.entity_id,))
+    if isinstance(event, TableUndropped):
+        await move_entries(conn, event.entity_id, dropped=False)
 
 
 @_apply.register(TableExpired)
 @_apply.register(ViewExpired)
 async def _(event: TableExpired | ViewExpired, conn: Connection, recorded: RecordedEvent) -> None:
     await conn.execute("DELETE FROM deleted_tabulars WHERE id = %s", (event.entity_id,))
+    if isinstance(event, TableExpired):
+        await delete_entries(conn, event.entity_id, dropped=True)
 
 
 @_apply.register
@@ -110,11 +117,12 @@ async def _(event: TableRestored, conn: Connection, recorded: RecordedEvent) -> 
         (
             location_key(event.metadata["location"]),
             event.metadata_location,
-            Jsonb(event.metadata),
+            Jsonb(document_head(event.metadata)),
             recorded.stream_version,
             event.table_id,
         ),
     )
+    await write_entries(conn, event.table_id, event.metadata)
 
 
 @_apply.register

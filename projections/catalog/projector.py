@@ -61,20 +61,36 @@ from catalog_es.storage.profiles import base_location, decode_profile
 from catalog_es.store.database import Connection
 from catalog_es.store.eventstore import RecordedEvent
 from catalog_es.tabular_kind import kind_of
+from projections.catalog.document_entries import (
+    Stored,
+    commit_document,
+    delete_entries,
+    document_head,
+    write_entries,
+)
 from projections.catalog.lifecycle import DELETED_TABLES, project_lifecycle
 from projections.catalog.tabular_documents import TabularDocuments
 
 # The catalog's own events, soft deletion's and the protection flags' (which move an object's version); users and
 # grants, tasks and maintenance have read models of their own and never reach this projector.
 CATALOG_TOPICS: tuple[type[Event], ...] = (*CATALOG_EVENTS, *LIFECYCLE_EVENTS, *PROTECTION_EVENTS)
-READ_MODEL_TABLES = ("server_info", "projects", "warehouses", "namespaces", "tables", "views", *DELETED_TABLES)
+READ_MODEL_TABLES = (
+    "server_info",
+    "projects",
+    "warehouses",
+    "namespaces",
+    "tables",
+    "table_document_entries",
+    "views",
+    *DELETED_TABLES,
+)
 
 
 # A batch's commits to one tabular write its row once, with the last document (a rebuild replays thousands of
 # commits per table and batch); written before any other event. A pending row's document is the next commit's base.
 _PENDING_ROWS = 16
 _COMMITS = (TableCommitted, ViewCommitted)
-_Pending = dict[uuid.UUID, tuple[TableCommitted | ViewCommitted, Json, RecordedEvent]]
+_Pending = dict[uuid.UUID, tuple[TableCommitted | ViewCommitted, Json, RecordedEvent, Stored | None]]
 
 
 class CatalogProjector:
@@ -85,6 +101,7 @@ class CatalogProjector:
     """
 
     def __init__(self, documents: MetadataDocuments) -> None:
+        self._kept = documents
         self._documents = TabularDocuments(documents)
 
     async def __call__(self, conn: Connection, events: Sequence[RecordedEvent]) -> None:
@@ -93,18 +110,19 @@ class CatalogProjector:
             event = recorded.decode()
             if isinstance(event, _COMMITS):
                 held = pending.get(event.entity_id)
-                base = (
-                    held[1]
-                    if held is not None and held[0].metadata_location == event.previous_metadata_location
-                    else None
+                follows = held is not None and held[0].metadata_location == event.previous_metadata_location
+                replayed = await self._documents.after_commit(
+                    conn, event, recorded.document, held[1] if held is not None and follows else None
                 )
-                document = await self._documents.after_commit(conn, event, recorded.document, base)
-                pending[event.entity_id] = (event, document, recorded)
+                # What the row holds: the first pending commit's base (the lists' changes are written against it).
+                previous = event.previous_metadata_location
+                stored = held[3] if held is not None and follows else _stored(previous, replayed.base)
+                pending[event.entity_id] = (event, replayed.document, recorded, stored)
                 if len(pending) >= _PENDING_ROWS:
-                    await _write_documents(conn, pending)
+                    await self._write_documents(conn, pending)
                 continue
             if pending:
-                await _write_documents(conn, pending)
+                await self._write_documents(conn, pending)
             if isinstance(
                 event, LIFECYCLE_EVENTS
             ):  # soft deletion records when and by whom (projections/catalog/lifecycle.py)
@@ -112,18 +130,26 @@ class CatalogProjector:
             else:
                 await _apply(event, conn, recorded.stream_version)
         if pending:
-            await _write_documents(conn, pending)
+            await self._write_documents(conn, pending)
+
+    async def _write_documents(self, conn: Connection, pending: _Pending) -> None:
+        for event, document, recorded, stored in pending.values():
+            if isinstance(event, TableCommitted):
+                row = (location_key(document["location"]), event.metadata_location, recorded.stream_version)
+                encoded = self._kept.encoded(event.metadata_location, document)
+                await commit_document(conn, event.entity_id, row, document, encoded, stored)
+            else:
+                await _set_view_document(conn, event, document, recorded)
+        pending.clear()
+
+
+def _stored(location: str | None, document: Json | None) -> Stored | None:
+    return Stored(location, document) if location is not None and document is not None else None
 
 
 async def project_catalog(conn: Connection, events: Sequence[RecordedEvent]) -> None:
     """Apply events in order (rebuild, verify, as-of replays): documents are kept for this call's events only."""
     await CatalogProjector(MetadataDocuments(capacity=_PENDING_ROWS * 2))(conn, events)
-
-
-async def _write_documents(conn: Connection, pending: _Pending) -> None:
-    for event, document, recorded in pending.values():
-        await _set_document(conn, _relation(event), event.entity_id, event.metadata_location, document, recorded)
-    pending.clear()
 
 
 @singledispatch
@@ -327,27 +353,22 @@ async def _insert_tabular(
             name_key(event.name),
             location_key(event.metadata["location"]),
             event.metadata_location,
-            Jsonb(event.metadata),
+            Jsonb(event.metadata if isinstance(event, ViewEvent) else document_head(event.metadata)),
             version,
         ),
     )
+    if not isinstance(event, ViewEvent):  # a table's history lists are rows (projections/catalog/document_entries.py)
+        await write_entries(conn, event.entity_id, event.metadata)
 
 
-async def _set_document(
-    conn: Connection,
-    relation: sql.Identifier,
-    entity_id: uuid.UUID,
-    metadata_location: str,
-    document: Json,
-    recorded: RecordedEvent,
-) -> None:
-    query = sql.SQL(
-        "UPDATE {} SET location = %s, metadata_location = %s, metadata = %s, version = %s WHERE id = %s"
-    ).format(relation)
+async def _set_view_document(conn: Connection, event: ViewCommitted, document: Json, recorded: RecordedEvent) -> None:
+    """A view's document is its row's whole (it grows only with view versions); a table's, `commit_document`'s."""
+    query = "UPDATE views SET location = %s, metadata_location = %s, metadata = %s, version = %s WHERE id = %s"
     location = location_key(document["location"])
     encoded = recorded.encoded_document
     stored = Jsonb(document) if encoded is None else Jsonb(document, dumps=lambda _: encoded)  # encoded once
-    await conn.execute(query, (location, metadata_location, stored, recorded.stream_version, entity_id))
+    params = (location, event.metadata_location, stored, recorded.stream_version, event.entity_id)
+    await conn.execute(query.encode(), params)
 
 
 @_apply.register(TableRenamed)
@@ -364,3 +385,5 @@ async def _rename_tabular(event: TableRenamed | ViewRenamed, conn: Connection, v
 @_apply.register(ViewDropped)
 async def _drop_tabular(event: TableDropped | ViewDropped, conn: Connection, version: int) -> None:
     await conn.execute(sql.SQL("DELETE FROM {} WHERE id = %s").format(_relation(event)), (event.entity_id,))
+    if isinstance(event, TableDropped):
+        await delete_entries(conn, event.entity_id)

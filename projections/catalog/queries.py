@@ -86,7 +86,8 @@ _TABLE_HEAD = (
     f" t.version, 'table' AS kind FROM tables t JOIN namespaces n ON n.id = t.namespace_id{_BY_NAME}"
 )
 _TABLE_DOCUMENT = (
-    "SELECT t.metadata_location, t.metadata::text FROM tables t JOIN namespaces n ON n.id = t.namespace_id"
+    "SELECT t.metadata_location, tabular_document_text(t.metadata, t.id)"
+    " FROM tables t JOIN namespaces n ON n.id = t.namespace_id"
     " WHERE n.warehouse_id = %s AND n.key = %s AND t.name_key = %s"
 )
 # `~>=~`/`~<~` are the byte-wise operators of the `tables_location` index (text_pattern_ops).

@@ -9,14 +9,21 @@ from psycopg.rows import class_row
 
 from catalog_es.state import TabularRow
 from catalog_es.store.database import Connection
-from catalog_es.tabular_kind import TabularKind
+from catalog_es.tabular_kind import TABLE, TabularKind
+
+
+def document_column(kind: TabularKind, alias: str) -> str:
+    """The whole metadata document of the row `alias` of `kind`'s relation, as the column `metadata`: a table's
+    history lists are rows of `table_document_entries` (projections/catalog/document_entries.py)."""
+    column = f"{alias}.metadata"
+    return f"tabular_document({column}, {alias}.id) AS metadata" if kind is TABLE else column
 
 
 def tabular_select(kind: TabularKind) -> str:
     """`SELECT … FROM <its relation> t JOIN namespaces n`, for a WHERE clause on `t` and `n` to follow."""
     return (
         "SELECT t.id, t.warehouse_id, t.namespace_id, n.parts AS namespace, t.name, t.location, t.metadata_location,"
-        f" t.metadata, t.version, '{kind.name}' AS kind"
+        f" {document_column(kind, 't')}, t.version, '{kind.name}' AS kind"
         f" FROM {kind.relation} t JOIN namespaces n ON n.id = t.namespace_id"
     )
 

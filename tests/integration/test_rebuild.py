@@ -246,7 +246,7 @@ def test_rebuild_reproduces_every_read_model_when_log_is_replayed(open_catalog, 
     assert (
         set(live)
         == set(READ_MODEL_TABLES)
-        == {"server_info", "projects", "warehouses", "namespaces", "tables", "views"}
+        == {"server_info", "projects", "warehouses", "namespaces", "tables", "table_document_entries", "views"}
         | {"deleted_tabulars", "deleted_namespaces", "deleted_warehouses"}  # tests/integration/test_soft_delete.py
     )
     for table in READ_MODEL_TABLES:
@@ -274,7 +274,8 @@ def test_rebuild_reproduces_every_read_model_when_log_is_replayed(open_catalog, 
     }
     # The purged drop also schedules its purge task (task events: tests/integration/test_task_queue.py).
     assert types - {"io.catalog-es.task.scheduled.v1"} == {name for name in catalog_types if ".view." not in name}
-    # Full table metadata takes part in the comparison, snapshots and schemas included.
+    # Full table metadata takes part in the comparison: the head in `tables`, the snapshots and logs (by position) in
+    # `table_document_entries`.
     metadata = {row[columns.index("name")]: row[columns.index("metadata")] for row in rebuilt["tables"]}
     assert metadata["orders_eu"]["current-snapshot-id"] == 8_123_456_789_012_345
     assert metadata["orders_eu"]["current-schema-id"] == 1
@@ -319,8 +320,11 @@ async def _rows(conn):
     """Every row of every live catalog read model, in a stable order."""
     rows = {}
     for table in READ_MODEL_TABLES:
+        order = "table_id, list, ordinal" if table == "table_document_entries" else "id"
         cursor = await conn.execute(
-            psycopg.sql.SQL("SELECT * FROM {} ORDER BY id").format(psycopg.sql.Identifier(table))
+            psycopg.sql.SQL("SELECT * FROM {} ORDER BY {}").format(
+                psycopg.sql.Identifier(table), psycopg.sql.SQL(order)
+            )
         )
         rows[table] = list(await cursor.fetchall())
     return rows

@@ -19,6 +19,7 @@ APPLIED_ORDER = [
     "0104_deleted_read_model",
     "0105_warehouse_rebase_mode",
     "0106_warehouse_scan_planning",
+    "0107_table_document_entries",
     "0301_table_metrics_reports",
     "0201_relay_checkpoint",
     "0401_event_history_indexes",
