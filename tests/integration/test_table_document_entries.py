@@ -47,6 +47,14 @@ def _append(location: str, step: int, parent: int | None) -> list[dict[str, Any]
     return [{"action": "add-snapshot", "snapshot": snapshot}, ref]
 
 
+async def _new_table(catalog, name: str) -> uuid.UUID:
+    """A new table in a new namespace `DB` of the catalog's warehouse; its id."""
+    ctx, wh = catalog.ctx, catalog.warehouse_id
+    await handle_create_namespace(CreateNamespace(wh, DB, {}, META), ctx)
+    created = await handle_create_table(CreateTable(wh, DB, name, SCHEMA, META), ctx)
+    return uuid.UUID(created.metadata["table-uuid"])
+
+
 async def _appends(catalog, name: str, steps: range, properties: dict[str, str] | None = None) -> Any:
     ctx, wh = catalog.ctx, catalog.warehouse_id
     result = None
@@ -91,10 +99,8 @@ async def _served(catalog, name: str) -> dict[str, Any]:
 def test_a_commit_writes_only_the_rows_it_appends_and_the_head_keeps_no_list(open_catalog):
     async def scenario():
         async with open_catalog() as catalog:
-            ctx, wh = catalog.ctx, catalog.warehouse_id
-            await handle_create_namespace(CreateNamespace(wh, DB, {}, META), ctx)
-            created = await handle_create_table(CreateTable(wh, DB, "t", SCHEMA, META), ctx)
-            table_id = uuid.UUID(created.metadata["table-uuid"])
+            ctx = catalog.ctx
+            table_id = await _new_table(catalog, "t")
             await _appends(catalog, "t", range(1, 6))
             async with ctx.store.connection() as conn:
                 before = await _entries(conn, table_id)
@@ -121,15 +127,13 @@ def test_expiring_and_trimming_remove_only_their_rows(open_catalog):
 
     async def scenario():
         async with open_catalog() as catalog:
-            ctx, wh = catalog.ctx, catalog.warehouse_id
-            await handle_create_namespace(CreateNamespace(wh, DB, {}, META), ctx)
-            created = await handle_create_table(CreateTable(wh, DB, "t", SCHEMA, META), ctx)
-            table_id = uuid.UUID(created.metadata["table-uuid"])
+            ctx = catalog.ctx
+            table_id = await _new_table(catalog, "t")
             await _appends(catalog, "t", range(1, 6), trimmed)
             async with ctx.store.connection() as conn:
                 before = await _entries(conn, table_id)
             updates = [{"action": "remove-snapshots", "snapshot-ids": [1_002, 1_003]}]
-            committed = await handle_commit_table(CommitTable(wh, DB, "t", [], updates, META), ctx)
+            committed = await handle_commit_table(CommitTable(catalog.warehouse_id, DB, "t", [], updates, META), ctx)
             async with ctx.store.connection() as conn:
                 after = await _entries(conn, table_id)
                 verification = await verify_projection(conn, CATALOG)
