@@ -173,11 +173,10 @@ def ensure_peers_venv() -> Path | None:
     binary = PEERS_VENV / "bin" / "lakana-server"
     if binary.exists():
         return binary
-    # No pip of its own (ensurepip costs ~6 s of CPU): this interpreter's pip installs into it (`--python`), and
-    # without byte-compiling every installed module (~15 s of CPU); lakana caches what it imports on first run.
+    # No pip of its own (ensurepip costs ~6 s of CPU): this interpreter's pip installs into it (`--python`).
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(PEERS_VENV)], check=True)
     pip = [sys.executable, "-m", "pip", "--python", str(PEERS_VENV / "bin" / "python"), "install", "-q"]
-    pip += ["--no-compile", f"lakana-server=={LAKANA_VERSION}"]
+    pip.append(f"lakana-server=={LAKANA_VERSION}")
     done = subprocess.run(pip, check=False)
     return binary if done.returncode == 0 and binary.exists() else None
 
