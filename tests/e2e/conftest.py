@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -154,16 +155,24 @@ class RestApi(Struct):
 
     http: httpx.Client
     prefix: str
+    warehouse: str = "demo"
 
     def url(self, path: str) -> str:
         """`path` below `/catalog/v1/{prefix}/`."""
         return f"{self.prefix}/{path.lstrip('/')}"
 
 
+@contextmanager
+def open_rest(catalog: RunningCatalog, warehouse: str = "demo") -> Iterator[RestApi]:
+    """Raw REST access to one of the running catalog's warehouses."""
+    with httpx.Client(base_url=f"{catalog.catalog_uri}/v1/", timeout=30) as http:
+        config = http.get("config", params={"warehouse": warehouse})
+        assert config.status_code == 200, config.text
+        yield RestApi(http=http, prefix=config.json()["defaults"]["prefix"], warehouse=warehouse)
+
+
 @pytest.fixture
 def rest(catalog: RunningCatalog) -> Iterator[RestApi]:
     """Raw REST access to the running catalog's default warehouse `demo`."""
-    with httpx.Client(base_url=f"{catalog.catalog_uri}/v1/", timeout=30) as http:
-        config = http.get("config", params={"warehouse": "demo"})
-        assert config.status_code == 200, config.text
-        yield RestApi(http=http, prefix=config.json()["defaults"]["prefix"])
+    with open_rest(catalog) as api:
+        yield api

@@ -48,6 +48,9 @@ PRELOAD = (
     "projections.registry",
     "projections.relay.metrics",
     "projections.runner",
+    # What typer imports only when it parses the command line (~0.1 s of CPU per start otherwise).
+    "typer._adapters",
+    "typer._click.decorators",
 )
 
 

@@ -23,6 +23,7 @@ from pyiceberg.transforms import DayTransform, IdentityTransform
 from pyiceberg.types import LongType, NestedField, StringType, TimestampType
 
 from tests.e2e.conftest import RunningCatalog, eventually
+from tests.e2e.shared_server import module_catalog, warehouse  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.e2e
 
@@ -71,8 +72,14 @@ def local_dir(location: str) -> Path:
 
 
 @pytest.fixture
-def ice(catalog: RunningCatalog) -> Catalog:
-    return load_catalog("x", type="rest", uri=catalog.catalog_uri, warehouse="demo")
+def catalog(module_catalog: RunningCatalog) -> RunningCatalog:  # noqa: F811
+    """The module's one server (tests/e2e/shared_server.py); each test has a `warehouse` of its own on it."""
+    return module_catalog
+
+
+@pytest.fixture
+def ice(catalog: RunningCatalog, warehouse: str) -> Catalog:  # noqa: F811
+    return load_catalog("x", type="rest", uri=catalog.catalog_uri, warehouse=warehouse)
 
 
 @pytest.fixture
@@ -101,8 +108,11 @@ def test_nested_namespaces_are_listed_per_level_when_created_with_properties(ice
     assert ice.load_namespace_properties("a")["owner"] == "alice"
 
 
-def test_namespace_listing_follows_pages_when_page_size_is_small(catalog: RunningCatalog) -> None:
-    paged = load_catalog("x", type="rest", uri=catalog.catalog_uri, warehouse="demo", **{"rest-page-size": "2"})
+def test_namespace_listing_follows_pages_when_page_size_is_small(
+    catalog: RunningCatalog,
+    warehouse: str,  # noqa: F811
+) -> None:
+    paged = load_catalog("x", type="rest", uri=catalog.catalog_uri, warehouse=warehouse, **{"rest-page-size": "2"})
     names = [f"ns{i}" for i in range(5)]
     for name in names:
         paged.create_namespace(name)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from tests.e2e.conftest import RestApi, RunningCatalog, eventually
+from tests.e2e.conftest import RestApi, RunningCatalog, eventually, open_rest
 from tests.e2e.rest_helpers import (
     SCHEMA,
     append_snapshot_updates,
@@ -20,8 +21,22 @@ from tests.e2e.rest_helpers import (
     ns,
     table_url,
 )
+from tests.e2e.shared_server import module_catalog, warehouse  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def catalog(module_catalog: RunningCatalog) -> RunningCatalog:  # noqa: F811
+    """The module's one server (tests/e2e/shared_server.py)."""
+    return module_catalog
+
+
+@pytest.fixture
+def rest(module_catalog: RunningCatalog, warehouse: str) -> Iterator[RestApi]:  # noqa: F811
+    """Raw REST access to a new, empty warehouse of this test's own."""
+    with open_rest(module_catalog, warehouse) as api:
+        yield api
 
 
 def local_path(location: str) -> str:
@@ -57,7 +72,7 @@ def test_config_returns_no_such_warehouse_when_warehouse_is_unknown(catalog: Run
 
 
 def test_config_advertises_prefix_and_endpoints_when_warehouse_is_known(rest: RestApi) -> None:
-    body = rest.http.get("config", params={"warehouse": "demo"}).json()
+    body = rest.http.get("config", params={"warehouse": rest.warehouse}).json()
 
     assert body["defaults"]["prefix"] == rest.prefix
     assert "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}" in body["endpoints"]

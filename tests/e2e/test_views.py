@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
@@ -17,10 +18,26 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewRepresentation, ViewVersion
 
-from tests.e2e.conftest import RestApi, RunningCatalog
+from tests.e2e.conftest import RestApi, RunningCatalog, open_rest
 from tests.e2e.rest_helpers import SCHEMA, Json, assert_error, create_namespace, create_table, ns, table_url
+from tests.e2e.shared_server import module_catalog, warehouse  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def catalog(module_catalog: RunningCatalog) -> RunningCatalog:  # noqa: F811
+    """The module's one server (tests/e2e/shared_server.py)."""
+    return module_catalog
+
+
+@pytest.fixture
+def rest(module_catalog: RunningCatalog, warehouse: str) -> Iterator[RestApi]:  # noqa: F811
+    """Raw REST access to a new, empty warehouse of this test's own on the module's one server
+    (tests/e2e/shared_server.py)."""
+    with open_rest(module_catalog, warehouse) as api:
+        yield api
+
 
 VIEW_ROUTES = {
     "GET /v1/{prefix}/namespaces/{namespace}/views",
@@ -87,8 +104,8 @@ def view_names(rest: RestApi, namespace: str) -> list[str]:
 
 
 @pytest.fixture
-def ice(catalog: RunningCatalog) -> Catalog:
-    return load_catalog("x", type="rest", uri=catalog.catalog_uri, warehouse="demo")
+def ice(catalog: RunningCatalog, warehouse: str) -> Catalog:  # noqa: F811
+    return load_catalog("x", type="rest", uri=catalog.catalog_uri, warehouse=warehouse)
 
 
 def test_pyiceberg_creates_lists_loads_drops_and_registers_views_when_server_advertises_them(ice: Catalog) -> None:
@@ -142,7 +159,7 @@ def test_pyiceberg_creates_lists_loads_drops_and_registers_views_when_server_adv
 
 
 def test_config_advertises_every_view_route_when_warehouse_is_known(rest: RestApi) -> None:
-    endpoints = rest.http.get("config", params={"warehouse": "demo"}).json()["endpoints"]
+    endpoints = rest.http.get("config", params={"warehouse": rest.warehouse}).json()["endpoints"]
 
     assert {endpoint for endpoint in endpoints if "view" in endpoint} == VIEW_ROUTES
 
@@ -276,8 +293,8 @@ def test_view_pages_hold_every_view_once_when_views_are_created_while_paging(res
 def test_view_metadata_files_go_to_write_metadata_path_when_the_view_sets_it(rest: RestApi) -> None:
     create_namespace(rest, "meta")
     plain = create_view(rest, "meta", "plain").json()
-    warehouse = local_path(plain["metadata"]["location"]).parent.parent
-    custom = warehouse / "custom-view-metadata"
+    warehouse_dir = local_path(plain["metadata"]["location"]).parent.parent
+    custom = warehouse_dir / "custom-view-metadata"
 
     created = create_view(rest, "meta", "v", {"properties": {"write.metadata.path": custom.as_uri()}})
     replaced = rest.http.post(

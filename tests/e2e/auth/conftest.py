@@ -21,9 +21,12 @@ CLIENTS = {
 }
 
 
-@pytest.fixture
-def idp(tmp_path: Path) -> Iterator[OpenIdProvider]:
-    provider = OpenIdProvider(tmp_path, free_port(), CLIENTS)
+@pytest.fixture(scope="module")
+def idp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenIdProvider]:
+    """One provider for a module's tests (a node process and a new RSA key cost ~0.6 s of CPU): it keeps no state
+    a test sees beyond its clients and keys, and a module that restarts it or rotates its keys overrides this
+    fixture with a function-scoped one (test_authentication.py)."""
+    provider = OpenIdProvider(tmp_path_factory.mktemp("oidc"), free_port(), CLIENTS)
     provider.start()
     yield provider
     provider.stop()

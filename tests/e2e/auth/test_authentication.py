@@ -4,6 +4,8 @@ credentials, users provisioned on first use, the user id as the actor of events,
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import jwt
@@ -14,10 +16,20 @@ from pyiceberg.exceptions import UnauthorizedError
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField
 
+from tests.e2e.auth.conftest import CLIENTS
 from tests.e2e.auth.openid_provider import OpenIdProvider, new_signing_key
-from tests.e2e.conftest import RunningCatalog
+from tests.e2e.conftest import RunningCatalog, free_port
 
 pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def idp(tmp_path: Path) -> Iterator[OpenIdProvider]:
+    """A provider of each test's own: the rotation test changes its signing keys."""
+    provider = OpenIdProvider(tmp_path, free_port(), CLIENTS)
+    provider.start()
+    yield provider
+    provider.stop()
 
 
 def _pyiceberg(catalog: RunningCatalog, idp: OpenIdProvider, client: str):

@@ -1,0 +1,64 @@
+"""One catalog server per test module, each test on a new warehouse of its own (tests that need no more than that).
+
+A server start costs about a second of CPU (the app, migrations, its database); a module whose tests only need an
+empty warehouse shares one server: `module_catalog` (its own database, file warehouses anywhere under the run's
+temporary directory, as a per-test server allows anywhere under its test's) and `warehouse` (a new file warehouse
+under the test's `tmp_path`, named for no other test). Import both fixtures into the module that uses them.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from tests.e2e.conftest import RunningCatalog, start_catalog, stop_catalog
+
+
+@contextmanager
+def shared_catalog(pg_admin_dsn: str, data_dir: Path, file_root: Path) -> Iterator[RunningCatalog]:
+    """A server on a new database (dropped afterwards) whose file warehouses may lie anywhere under `file_root`."""
+    name = f"m_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    dsn = make_conninfo(**{**conninfo_to_dict(pg_admin_dsn), "dbname": name})
+    try:
+        env = {**os.environ, "CATALOG_ES__PG_DSN": dsn, "CATALOG_ES__FILE_STORAGE_ROOTS": str(file_root)}
+        running = start_catalog(data_dir, env)
+        try:
+            yield running
+        finally:
+            stop_catalog(running)
+    finally:
+        with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def new_warehouse(catalog: RunningCatalog, location: Path) -> str:
+    """A new file warehouse at `location`, under a name no other test uses; returns the name."""
+    name = f"w-{uuid.uuid4().hex[:12]}"
+    body = {"warehouse-name": name, "storage-profile": {"type": "file", "location": str(location)}}
+    response = httpx.post(f"{catalog.base_url}/management/v1/warehouse", json=body, timeout=30)
+    assert response.status_code in (200, 201), response.text
+    return name
+
+
+@pytest.fixture(scope="module")
+def module_catalog(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningCatalog]:
+    """One server for the module's tests, each on its own `warehouse`."""
+    data_dir = tmp_path_factory.mktemp("module-catalog") / "data"
+    with shared_catalog(pg_admin_dsn, data_dir, tmp_path_factory.getbasetemp()) as running:
+        yield running
+
+
+@pytest.fixture
+def warehouse(module_catalog: RunningCatalog, tmp_path: Path) -> str:
+    """A new, empty file warehouse on the module's server, under the test's temporary directory."""
+    return new_warehouse(module_catalog, tmp_path / "warehouse")
