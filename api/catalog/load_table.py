@@ -14,14 +14,17 @@ from api.catalog.etags import etag
 from api.catalog.sign_config import table_config
 from api.catalog.wire import LoadTableDocument
 from api.container import services
-from api.dependencies import RequestScope, parse_namespace, provide_scope
+from api.dependencies import RequestScope, parse_namespace, provide_scope, unconfirmed_scope
 from api.encoded_slash import decode_name
 from catalog_es.errors import NoSuchTableError
+from catalog_es.identifiers import Namespace
 from catalog_es.metadata.tables import only_referenced_snapshots
 from catalog_es.planning.mode import ScanPlanningMode, document_mode, warehouse_mode
 from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.storage.access_delegation import HEADER
+from catalog_es.store.database import Connection
 from commands.tabulars import require_metadata_file
+from projections.catalog.warehouse_cache import WarehouseCache
 from projections.permissions.read_policies import has_read_policy_in, read_policy_for
 
 Snapshots = Literal["all", "refs"]
@@ -44,6 +47,26 @@ class Loaded(NamedTuple):
     result: LoadTableDocument | None
 
 
+class _UnconfirmedError(Exception):
+    """The cached warehouse a bare answer began with was not confirmed: it is answered again the routed way."""
+
+
+class WarehouseCheck:
+    """Confirms the warehouse row an answer began with (`unconfirmed_scope`) by the log head its statement read;
+    `confirmed` once it was, so a failure after that is the answer's own."""
+
+    __slots__ = ("_cache", "_row", "confirmed")
+
+    def __init__(self, cache: WarehouseCache, row: WarehouseRow) -> None:
+        self._cache, self._row, self.confirmed = cache, row, False
+
+    def confirm(self, head: int | None) -> None:
+        """Raises: _UnconfirmedError (no head: a statement that reads none)."""
+        if head is None or not self._cache.confirmed(self._row, head):
+            raise _UnconfirmedError
+        self.confirmed = True
+
+
 def planning_config(server: ScanPlanningMode, warehouse: WarehouseRow, document: bytes) -> dict[str, str]:
     """`scan-planning-mode` for an unpoliced loadTable: the table's property over the warehouse's mode over the
     server's; said whenever it is `server` or differs from what /config advertised for the warehouse."""
@@ -52,8 +75,26 @@ def planning_config(server: ScanPlanningMode, warehouse: WarehouseRow, document:
     return {"scan-planning-mode": mode} if "server" in (mode, inherited) else {}
 
 
-async def load_table(req: RequestScope, request: Request[Any, Any, Any], query: LoadQuery) -> Loaded:
-    """The connection is released before credentials are vended: an STS call never holds one.
+async def _stored_document(
+    req: RequestScope, conn: Connection, ident: Namespace, query: LoadQuery, check: WarehouseCheck | None
+) -> tuple[str, bytes]:
+    """The table's metadata location and stored document. Raises: NoSuchTableError; _UnconfirmedError."""
+    name = decode_name(query.table)
+    if check is None:
+        found = await req.read_model.table_document(conn, req.warehouse.id, ident, name)
+    else:
+        head, found = await req.read_model.table_document_at_head(conn, req.warehouse.id, ident, name)
+        check.confirm(head)
+    if found is None:
+        raise NoSuchTableError(f"Table does not exist: {ident}.{query.table}")
+    return found
+
+
+async def load_table(
+    req: RequestScope, request: Request[Any, Any, Any], query: LoadQuery, check: WarehouseCheck | None = None
+) -> Loaded:
+    """The connection is released before credentials are vended: an STS call never holds one. `check`: the
+    warehouse is confirmed by the table statement's log head before anything is decided.
 
     Raises: NoSuchTableError; MetadataFileNotFoundError; StorageAccessError (vending).
     """
@@ -65,11 +106,10 @@ async def load_table(req: RequestScope, request: Request[Any, Any, Any], query: 
         # A principal under a read policy on some table here takes the row path, to learn whether it is this one.
         policed = authz.enabled and await has_read_policy_in(conn, req.warehouse.id, principal.user_id, principal.roles)
         if query.snapshots == "all" and profile is None and not policed:  # common: the stored document as it is
-            found = await req.read_model.table_document(conn, req.warehouse.id, ident, name)
-            if found is None:
-                raise NoSuchTableError(f"Table does not exist: {ident}.{query.table}")
-            location, document = found
+            location, document = await _stored_document(req, conn, ident, query, check)
         else:
+            if check is not None:
+                check.confirm(None)
             row = await req.read_model.table(conn, req.warehouse.id, ident, name)
             if row is None:
                 raise NoSuchTableError(f"Table does not exist: {ident}.{query.table}")
@@ -121,7 +161,6 @@ def _accepts(scope: Scope) -> bool:
 async def _answer(request: Request[Any, Any, Any]) -> BareResponse:
     scope = request.scope
     await authorize(request)  # the route's guard, before anything is resolved (as the framework orders them)
-    req = await provide_scope(request)
     headers = {name: value for name, value in scope["headers"] if name in (_IF_NONE_MATCH, _DELEGATION)}
     if_none_match, delegation = headers.get(_IF_NONE_MATCH), headers.get(_DELEGATION)
     params = scope["path_params"]
@@ -132,11 +171,25 @@ async def _answer(request: Request[Any, Any, Any]) -> BareResponse:
         None if if_none_match is None else if_none_match.decode("latin-1"),
         None if delegation is None else delegation.decode("latin-1"),
     )
-    loaded = await load_table(req, request, query)
+    loaded = await _load(request, query)
     tag = (b"etag", loaded.tag.encode())
     if loaded.result is None:
         return BareResponse(304, [tag])
     return BareResponse(200, [tag, (b"content-type", b"application/json")], _ENCODER.encode(loaded.result))
+
+
+async def _load(request: Request[Any, Any, Any], query: LoadQuery) -> Loaded:
+    """With the warehouse the cache holds, confirmed by the table statement (no wait for a look at the log); if
+    it cannot be, or anything failed before it was, the routed handler's way (`provide_scope`, then the load)."""
+    unconfirmed = unconfirmed_scope(request)
+    if unconfirmed is not None:
+        check = WarehouseCheck(services(request.app.state).warehouses, unconfirmed.warehouse)
+        try:
+            return await load_table(unconfirmed, request, query, check)
+        except Exception:
+            if check.confirmed:
+                raise
+    return await load_table(await provide_scope(request), request, query)
 
 
 LOAD_TABLE = BareRoute(_accepts, _answer)
