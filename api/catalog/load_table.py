@@ -23,6 +23,7 @@ from catalog_es.planning.mode import ScanPlanningMode, document_mode, warehouse_
 from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.storage.access_delegation import HEADER
 from catalog_es.store.database import Connection
+from catalog_es.store.read_connection import ReadConnection
 from commands.tabulars import require_metadata_file
 from projections.catalog.warehouse_cache import WarehouseCache
 from projections.permissions.read_policies import has_read_policy_in, read_policy_for
@@ -102,7 +103,7 @@ async def load_table(
     profile = await vending_backend(req, query.delegation)
     row: TabularRow | None = None
     authz, principal = services(request.app.state).authorizer, req.principal
-    async with req.ctx.store.connection() as conn:
+    async with ReadConnection(req.ctx.store.pool) as conn:
         # A principal under a read policy on some table here takes the row path, to learn whether it is this one.
         policed = authz.enabled and await has_read_policy_in(conn, req.warehouse.id, principal.user_id, principal.roles)
         if query.snapshots == "all" and profile is None and not policed:  # common: the stored document as it is
