@@ -126,9 +126,9 @@ def unconfirmed_scope(request: Request[Any, Any, Any]) -> RequestScope | None:
     warehouse = built.warehouses.unconfirmed(warehouse_id)
     if warehouse is None or warehouse.status != "active":
         return None
-    return RequestScope(
-        request, built.ctx.for_request(warehouse), built.read_model, request_principal(request.scope), warehouse
-    )
+    # The shared context, not `for_request`'s copy: such a read resolves no warehouse again, and the context keeps
+    # the storage of the last row it was asked for (a copy would look it up again at every request).
+    return RequestScope(request, built.ctx, built.read_model, request_principal(request.scope), warehouse)
 
 
 async def provide_conn(req: NamedDependency[RequestScope]) -> AsyncGenerator[Connection, None]:
