@@ -71,9 +71,16 @@ class EndpointStatistics:
             headers.get(b"x-project-id"),
         )
         now = self._clock()
-        self._merge(
-            (project, warehouse, route, status, now.replace(minute=0, second=0, microsecond=0)), _Tally(1, now, now)
-        )
+        key = (project, warehouse, route, status, now.replace(minute=0, second=0, microsecond=0))
+        entry = self._pending.get(key)
+        if entry is None:
+            self._pending[key] = _Tally(1, now, now)
+        else:  # `_merge` of one call, without building its tally
+            entry.count += 1
+            if now < entry.first_at:
+                entry.first_at = now
+            elif now > entry.last_at:
+                entry.last_at = now
 
     async def flush(self, pool: Pool) -> None:
         """Add the pending counts in one transaction; on failure they are kept for the next flush."""
