@@ -180,12 +180,12 @@ class CatalogReadModel(ManagementQueries, DeletedQueries):
 
     async def table_document_at_head(
         self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
-    ) -> tuple[int, tuple[str, bytes] | None]:
-        """`table_document` and the log head, read in one statement."""
+    ) -> tuple[int | None, tuple[str, bytes] | None]:
+        """`table_document` and the log head (None: the log has no counter row, nothing read), in one statement."""
         cursor = await conn.execute(_TABLE_DOCUMENT_AT_HEAD, (warehouse_id, namespace.key, name_key(name)))
         row = await cursor.fetchone()
-        if row is None:  # no counter row: an uninitialised log, which no cached warehouse can be confirmed against
-            return -1, await self.table_document(conn, warehouse_id, namespace, name)
+        if row is None:
+            return None, None
         head, location, document = row
         return int(head), None if location is None else (str(location), str(document).encode())
 
