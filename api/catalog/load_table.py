@@ -187,7 +187,9 @@ async def load_table(
     built = services(request.app.state)
     batch = built.table_documents
     read: _Read | Loaded
+    # A name PostgreSQL cannot hold (NUL) fails its own statement only, never the ones it would share.
     shared = profile is None and query.snapshots == "all" and not built.authorizer.enabled
+    shared = shared and "\x00" not in query.namespace and "\x00" not in query.table
     if batch is not None and check is not None and shared:
         read = await _read_batched(batch, req, query, ident, check)
     else:
