@@ -29,6 +29,7 @@ from commands.context import CommandContext
 from commands.task_handlers import CATALOG_IMPORT, MAINTENANCE, QueueRegistry
 from projections.catalog.as_of import AsOfCache
 from projections.catalog.queries import CatalogReadModel
+from projections.catalog.table_document_batch import TableDocumentBatch
 from projections.catalog.warehouse_cache import WarehouseCache
 from projections.permissions.queries import AccessReadModel
 from projections.protection import ProtectionReadModel
@@ -58,6 +59,8 @@ class Services:
     # plans, their cache and ids
     planning: ScanPlanning = field(default_factory=lambda: scan_planning(Settings(), None))
     local_tokens: LocalTokens | None = None  # the service principals' token signer (None: not enabled)
+    # loadTable's table statements of concurrent requests read as one (None: each its own, on the read model)
+    table_documents: TableDocumentBatch | None = None
 
 
 def scan_planning(settings: Settings, secrets: SecretStore | None) -> ScanPlanning:
@@ -158,6 +161,7 @@ async def open_services(
             vendor=CredentialVendor(),
             planning=scan_planning(settings, secrets),
             local_tokens=local_tokens,
+            table_documents=TableDocumentBatch(pool) if read_model is None else None,  # the read model's own SQL
         )
     finally:
         await pool.close()

@@ -110,6 +110,27 @@ async def provide_scope(request: Request[Any, Any, Any]) -> RequestScope:
     return scope
 
 
+def unconfirmed_scope(request: Request[Any, Any, Any]) -> RequestScope | None:
+    """`provide_scope` with the active warehouse the cache holds now, before any look at the log, for a read that
+    takes it only once the log head its own statement read confirms it (`WarehouseCache.confirmed`); None where
+    `provide_scope` decides (no prefix, an as-of one, a warehouse not cached or not active). Raises nothing.
+    """
+    prefix = request.path_params.get("prefix")
+    if prefix is None or "@" in str(prefix):
+        return None
+    try:
+        warehouse_id = uuid.UUID(str(prefix))
+    except ValueError:
+        return None
+    built = services(request.app.state)
+    warehouse = built.warehouses.unconfirmed(warehouse_id)
+    if warehouse is None or warehouse.status != "active":
+        return None
+    # The shared context, not `for_request`'s copy: such a read resolves no warehouse again, and the context keeps
+    # the storage of the last row it was asked for (a copy would look it up again at every request).
+    return RequestScope(request, built.ctx, built.read_model, request_principal(request.scope), warehouse)
+
+
 async def provide_conn(req: NamedDependency[RequestScope]) -> AsyncGenerator[Connection, None]:
     """A read connection, taken after `req`: a handler that writes takes its connections one at a time."""
     async with req.ctx.store.connection() as conn:

@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 
 from litestar import Litestar
 from litestar.types import Scope
@@ -38,6 +39,15 @@ def _uuid(value: object) -> uuid.UUID | None:
         return None
 
 
+@lru_cache(maxsize=4096)  # the routes and warehouses in use: a call parses no UUID
+def _labels(
+    method: str, template: str, warehouse: object, project_header: bytes | None
+) -> tuple[uuid.UUID, uuid.UUID | None, str]:
+    """A call's project (the `x-project-id` header's, else the nil project), warehouse and route."""
+    project = None if project_header is None else _uuid(project_header.decode("latin-1"))
+    return project or NIL_PROJECT_ID, _uuid(warehouse), f"{method} {template}"
+
+
 class EndpointStatistics:
     """The counts of this process not yet added to the table."""
 
@@ -52,16 +62,25 @@ class EndpointStatistics:
         if not template.startswith(_COUNTED):
             return
         params = scope.get("path_params") or {}
-        warehouse = _uuid(params.get("prefix") or params.get("warehouse_id") or "")
         if headers is None:
             headers = dict(scope.get("headers") or [])
-        named = headers.get(b"x-project-id")
-        project = (None if named is None else _uuid(named.decode("latin-1"))) or NIL_PROJECT_ID
-        now = self._clock()
-        route = f"{scope.get('method', '')} {template}"
-        self._merge(
-            (project, warehouse, route, status, now.replace(minute=0, second=0, microsecond=0)), _Tally(1, now, now)
+        project, warehouse, route = _labels(
+            str(scope.get("method", "")),
+            template,
+            params.get("prefix") or params.get("warehouse_id") or "",
+            headers.get(b"x-project-id"),
         )
+        now = self._clock()
+        key = (project, warehouse, route, status, now.replace(minute=0, second=0, microsecond=0))
+        entry = self._pending.get(key)
+        if entry is None:
+            self._pending[key] = _Tally(1, now, now)
+        else:  # `_merge` of one call, without building its tally
+            entry.count += 1
+            if now < entry.first_at:
+                entry.first_at = now
+            elif now > entry.last_at:
+                entry.last_at = now
 
     async def flush(self, pool: Pool) -> None:
         """Add the pending counts in one transaction; on failure they are kept for the next flush."""

@@ -4,8 +4,8 @@ routed handler, or a route's bare answer."""
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 
 import structlog
 from litestar.enums import ScopeType
@@ -21,6 +21,15 @@ from api.logging import REQUEST_ID_HEADER
 
 _log = structlog.get_logger("catalog_es.http")
 _REQUEST_ID = REQUEST_ID_HEADER.encode()
+
+
+_VARIANT = {f"{n:x}": f"{n & 0x3 | 0x8:x}" for n in range(16)}
+
+
+def new_request_id() -> str:
+    """`str(uuid.uuid4())` (version 4, RFC 4122 variant, from `os.urandom`) at a fraction of its cost."""
+    h = os.urandom(16).hex()
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:]}"
 
 
 class RequestLayer(ASGIMiddleware):
@@ -44,7 +53,7 @@ class RequestLayer(ASGIMiddleware):
 
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
         headers = dict(scope["headers"])
-        request_id = headers.get(_REQUEST_ID, b"").decode() or str(uuid.uuid4())
+        request_id = headers.get(_REQUEST_ID, b"").decode() or new_request_id()
         scope.setdefault("state", {})["request_id"] = request_id
         echoed = (_REQUEST_ID, request_id.encode())
         status = 500

@@ -71,6 +71,8 @@ class ChangedStreams:
         self._waiting: list[asyncio.Future[None]] = []
         self._wakeup = asyncio.Event()
         self._following = False
+        # The head through which every subscriber was handed what changed (None while nothing is followed).
+        self.seen: int | None = None
         self.started = asyncio.Event()  # set once every subscriber started the first time (first load before serving)
 
     @property
@@ -99,7 +101,7 @@ class ChangedStreams:
             seen = await log_head(conn)
             for subscriber in self._subscribers:
                 await subscriber.start(conn)
-            self._following = True
+            self._following, self.seen = True, seen
             self.started.set()
             while True:
                 notice = await self._follower.wait_notice(conn, wakeup=self._wakeup)
@@ -108,14 +110,14 @@ class ChangedStreams:
                 self._wakeup.clear()
                 batch, self._waiting = self._waiting, []
                 try:
-                    seen = await self._look(conn, seen)
+                    seen = self.seen = await self._look(conn, seen)
                 except BaseException:
                     self._waiting = batch + self._waiting  # released below once nothing is trusted
                     raise
                 _release(batch)
         finally:
             # Also when cancelled: a request in flight when the connection went must not wait forever.
-            self._following = False
+            self._following, self.seen = False, None
             for subscriber in self._subscribers:
                 subscriber.lost()
             batch, self._waiting = self._waiting, []

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -31,6 +32,7 @@ from catalog_es.storage.purge import (
     remove_empty_directories,
     unreferenced,
 )
+from catalog_es.storage.real_path import strict_real_path
 
 __all__ = ["ForeignLocationError", "WarehouseStorage"]
 
@@ -156,7 +158,7 @@ class WarehouseStorage:
         """
         canonical = self._own_location(location)
         if canonical.startswith("file://"):
-            return self._local_file_missing(location, local_path(canonical))
+            return self._local_file_missing(location, _local_file_path(canonical))
         try:
             return not self._file_io(location).new_input(_io_spelling(canonical)).exists()
         except Exception:
@@ -165,7 +167,7 @@ class WarehouseStorage:
     def _local_file_missing(self, location: str, path: str) -> bool:
         """One resolution of the path answers both where it leads (confinement) and whether a file is there."""
         try:
-            real = os.path.realpath(path, strict=True)
+            real = strict_real_path(path)
         except (FileNotFoundError, NotADirectoryError):
             self._check_real_path(location, os.path.realpath(path))
             return True
@@ -357,6 +359,11 @@ class WarehouseStorage:
     def _os_reason(self, location: str, exc: OSError) -> str:
         """A local file's OSError as is; for an object store the SDK's error name only (text logged)."""
         return str(exc) if _local_path(location) is not None else self.backend.failure_reason(location, exc)
+
+
+@lru_cache(maxsize=_REMEMBERED_LOCATIONS)  # loadTable's stat of the current metadata file: its path, not re-parsed
+def _local_file_path(canonical: str) -> str:
+    return local_path(canonical)
 
 
 def _local_path(location: str) -> Path | None:

@@ -90,6 +90,14 @@ _TABLE_DOCUMENT = (
     " FROM tables t JOIN namespaces n ON n.id = t.namespace_id"
     " WHERE n.warehouse_id = %s AND n.key = %s AND t.name_key = %s"
 )
+# The same with the log head read in the same statement (one snapshot): what a request reads the head for (the
+# warehouse cache's `confirmed`) and the table are of one moment, after the request arrived. Always one row.
+_TABLE_DOCUMENT_AT_HEAD = (
+    b"SELECT c.position, d.metadata_location, d.document FROM catalog_event_counter c LEFT JOIN LATERAL ("
+    b"SELECT t.metadata_location, tabular_document_text(t.metadata, t.id) AS document"
+    b" FROM tables t JOIN namespaces n ON n.id = t.namespace_id"
+    b" WHERE n.warehouse_id = %s AND n.key = %s AND t.name_key = %s) d ON true"
+)
 # `~>=~`/`~<~` are the byte-wise operators of the `tables_location` index (text_pattern_ops).
 _LOCATION_TAKEN = (
     "(SELECT 1 FROM tables WHERE warehouse_id = %s AND id IS DISTINCT FROM %s AND location = ANY(%s)"
@@ -169,6 +177,17 @@ class CatalogReadModel(ManagementQueries, DeletedQueries):
         """The metadata location and the metadata JSON as stored, for loadTable to send without re-encoding."""
         row = await _one(conn, _TABLE_DOCUMENT, (warehouse_id, namespace.key, name_key(name)))
         return (str(row[0]), str(row[1]).encode()) if row else None
+
+    async def table_document_at_head(
+        self, conn: Connection, warehouse_id: uuid.UUID, namespace: Namespace, name: str
+    ) -> tuple[int | None, tuple[str, bytes] | None]:
+        """`table_document` and the log head (None: the log has no counter row, nothing read), in one statement."""
+        cursor = await conn.execute(_TABLE_DOCUMENT_AT_HEAD, (warehouse_id, namespace.key, name_key(name)))
+        row = await cursor.fetchone()
+        if row is None:
+            return None, None
+        head, location, document = row
+        return int(head), None if location is None else (str(location), str(document).encode())
 
     async def table_id_taken(self, conn: Connection, table_id: uuid.UUID) -> bool:
         return await _one(conn, "SELECT 1 FROM tables WHERE id = %s", (table_id,)) is not None

@@ -33,6 +33,7 @@ class WarehouseCache:
     ) -> None:
         self._ttl = ttl
         self._sync: Callable[[], Awaitable[None]] | None = None  # ttl=None: rows are cached only while followed
+        self._seen: Callable[[], int | None] = _nothing_seen  # the log head through which the follower dropped rows
         self._clock = clock
         self._rows: LRUCache[uuid.UUID, tuple[float, WarehouseRow]] = LRUCache(max_rows)  # the busiest warehouses
         self._loading: dict[uuid.UUID, asyncio.Task[WarehouseRow | None]] = {}
@@ -61,12 +62,31 @@ class WarehouseCache:
                 with contextlib.suppress(ValueError):
                     self._rows.pop(uuid.UUID(event.stream_id.removeprefix(_WAREHOUSE_STREAM)), None)
 
-    def follow(self, sync: Callable[[], Awaitable[None]] | None) -> None:
-        """Start (`sync`: returns once every earlier commit reached `drop`) or stop trusting a log follower.
+    def unconfirmed(self, warehouse_id: uuid.UUID) -> WarehouseRow | None:
+        """The row cached now while the log is followed, without waiting for a look: for a request that reads the
+        log head in its own statement and then asks `confirmed` (None: take `get`)."""
+        if self._ttl is not None or self._sync is None:
+            return None
+        cached = self._rows.get(warehouse_id)
+        return None if cached is None else cached[1]
+
+    def confirmed(self, row: WarehouseRow, head: int) -> bool:
+        """Whether a row `unconfirmed` gave is in force for a request whose statement, made after it arrived, read
+        the log head `head`: the follower handed out every change up to that head and the row is still cached
+        (so nothing committed before the request changed it), as `get`'s look would have made sure."""
+        seen = self._seen() if self._sync is not None else None
+        if seen is None or seen < head:
+            return False
+        cached = self._rows.get(row.id)
+        return cached is not None and cached[1] is row
+
+    def follow(self, sync: Callable[[], Awaitable[None]] | None, seen: Callable[[], int | None] | None = None) -> None:
+        """Start (`sync`: returns once every earlier commit reached `drop`; `seen`: the log head through which
+        it did, for `confirmed`) or stop trusting a log follower.
 
         Either way every row cached so far is dropped.
         """
-        self._sync = sync
+        self._sync, self._seen = sync, seen or _nothing_seen
         self._forgotten += 1
         self._rows.clear()
 
@@ -102,3 +122,7 @@ def _ignore_failure(task: asyncio.Task[WarehouseRow | None]) -> None:
     """A failed background refresh keeps the old row; the next request past the TTL tries again."""
     if not task.cancelled():
         task.exception()
+
+
+def _nothing_seen() -> int | None:
+    return None

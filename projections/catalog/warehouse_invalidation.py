@@ -46,7 +46,8 @@ class WarehouseInvalidation:
 
     async def start(self, conn: Connection) -> None:
         del conn
-        self._cache.follow(self.sync)  # anything committed before is read from the database, nothing cached
+        # Anything committed before is read from the database, nothing cached.
+        self._cache.follow(self.sync, lambda: self._changes.seen)
 
     async def changed(self, conn: Connection, stream_ids: Sequence[str]) -> None:
         del conn

@@ -4,6 +4,7 @@ and one commit's notification reaches both (issue 30)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Sequence
 
@@ -19,6 +20,7 @@ from catalog_es.events.access import ServicePrincipalRevoked
 from catalog_es.events.catalog import WarehouseDeactivated
 from catalog_es.state import WarehouseRow
 from catalog_es.store.database import Connection
+from catalog_es.store.eventstore import log_head
 from catalog_es.store.secrets import generate_secrets_key
 from commands.service_principals import CreateServicePrincipal, handle_create_service_principal
 from commands.warehouses import SetWarehouseActive, handle_set_warehouse_active
@@ -168,3 +170,51 @@ def test_a_look_on_demand_hands_each_subscriber_its_kind_only(migrated_dsn: str,
                 running.cancel()
 
     asyncio.run(scenario())
+
+
+def test_the_head_seen_confirms_cached_warehouses_up_to_it_and_is_forgotten_once_lost(
+    migrated_dsn: str, open_catalog: OpenCatalog
+) -> None:
+    """`seen` is the log head after each look: a cached row is confirmed for a statement that read a head up to it,
+    never past it, never once its warehouse changed, and nothing is confirmed once the follower stopped."""
+
+    async def scenario() -> tuple[list[bool], int | None]:
+        async with open_catalog() as writer:
+            changes = ChangedStreams(migrated_dsn, poll_seconds=3600.0)
+            cache = WarehouseCache(ttl=None)
+            changes.subscribe(WarehouseInvalidation(changes, cache, wait_seconds=ANSWER_SECONDS))
+
+            async def head() -> int:
+                async with writer.ctx.store.connection() as conn:
+                    return await log_head(conn)
+
+            async def load() -> WarehouseRow | None:
+                async with writer.ctx.store.connection() as conn:
+                    return await writer.ctx.state.warehouse_by_id(conn, writer.warehouse_id)
+
+            running = asyncio.create_task(changes.run())
+            try:
+                await asyncio.wait_for(changes.started.wait(), ANSWER_SECONDS)
+                row = await cache.get(writer.warehouse_id, load)
+                assert row is not None
+                first = await head()
+                await handle_create_service_principal(CreateServicePrincipal("etl", META), writer.ctx)
+                second = await head()
+                await asyncio.wait_for(changes.look(), ANSWER_SECONDS)
+                confirmed = [changes.seen == second, cache.confirmed(row, first), cache.confirmed(row, second)]
+                confirmed.append(cache.confirmed(row, second + 1))  # committed since the last look: unknown
+                await handle_set_warehouse_active(
+                    SetWarehouseActive(warehouse_id=writer.warehouse_id, active=False, metadata=META), writer.ctx
+                )
+                third = await head()
+                await asyncio.wait_for(changes.look(), ANSWER_SECONDS)
+                confirmed += [changes.seen == third, cache.confirmed(row, third)]  # dropped: its warehouse changed
+            finally:
+                running.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await running
+            return confirmed, changes.seen
+
+    confirmed, seen_after = asyncio.run(scenario())
+    assert confirmed == [True, True, True, False, True, False]
+    assert seen_after is None

@@ -51,6 +51,32 @@ def test_deactivating_a_warehouse_on_one_replica_is_in_force_on_the_other_at_onc
     assert refused.json()["error"]["type"] == "ForbiddenException"
 
 
+def test_a_table_of_a_warehouse_deactivated_on_one_replica_is_refused_by_the_other_at_once(
+    replicas: list[RunningCatalog], tmp_path: Path
+) -> None:
+    """loadTable takes the cached warehouse once its table statement's log head confirms it (no look first)."""
+    one, other = (httpx.Client(base_url=replica.base_url, timeout=30) for replica in replicas)
+    profile = {"type": "file", "location": str(tmp_path / "orders")}
+    created = one.post("/management/v1/warehouse", json={"warehouse-name": "orders", "storage-profile": profile})
+    warehouse = created.json()["warehouse-id"]
+    prefix = f"/catalog/v1/{warehouse}"
+    schema = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
+    assert one.post(f"{prefix}/namespaces", json={"namespace": ["n"]}).status_code == 200
+    assert one.post(f"{prefix}/namespaces/n/tables", json={"name": "t", "schema": schema}).status_code == 200
+    table = f"{prefix}/namespaces/n/tables/t"
+    results = []
+    for _ in range(10):  # each round: the other replica has the warehouse cached, then it changes through `one`
+        warm = other.get(table).status_code
+        deactivated = one.post(f"/management/v1/warehouse/{warehouse}/deactivate").status_code
+        refused = other.get(table)
+        activated = one.post(f"/management/v1/warehouse/{warehouse}/activate").status_code
+        served = other.get(table).status_code
+        results.append((warm, deactivated, refused.status_code, activated, served))
+
+    assert results == [(200, 204, 403, 204, 200)] * 10
+    assert refused.json()["error"]["type"] == "ForbiddenException"
+
+
 def test_a_warehouse_deleted_on_one_replica_is_gone_on_the_other_at_once(
     replicas: list[RunningCatalog], tmp_path: Path
 ) -> None:

@@ -11,7 +11,7 @@ from litestar.testing import TestClient
 
 from api.endpoint_statistics import EndpointStatistics
 from api.http_metrics import HttpMetrics
-from api.request_layer import RequestLayer
+from api.request_layer import RequestLayer, new_request_id
 
 WAREHOUSE = uuid.UUID(int=7)
 
@@ -70,3 +70,13 @@ def test_answers_are_counted_by_route_and_status_and_a_refused_body_is_answered_
         (WAREHOUSE, f"POST {route}", 200): 1,
         (WAREHOUSE, f"POST {route}", 400): 1,
     }
+
+
+def test_a_made_request_id_is_a_random_version_4_uuid_as_uuid4_spells_it():
+    made = [new_request_id() for _ in range(2_000)]
+    parsed = [uuid.UUID(request_id) for request_id in made]
+    assert [str(u) for u in parsed] == made
+    assert {u.version for u in parsed} == {4}
+    assert {u.variant for u in parsed} == {uuid.RFC_4122}
+    assert len(set(made)) == len(made)
+    assert {request_id[19] for request_id in made} == set("89ab")  # every variant digit occurs

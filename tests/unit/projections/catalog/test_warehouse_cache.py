@@ -121,3 +121,74 @@ def test_missing_warehouse_is_looked_up_again_when_asked_again():
     assert missing is None
     assert created is not None
     assert created.name == "created"
+
+
+class _Follower:
+    """Stands in for the log follower: `seen` is the head through which it handed out what changed."""
+
+    def __init__(self) -> None:
+        self.seen: int | None = 7
+        self.looks = 0
+
+    async def sync(self) -> None:
+        self.looks += 1
+
+
+def _followed() -> tuple[WarehouseCache, _Follower, _Database]:
+    cache, follower, db = WarehouseCache(ttl=None), _Follower(), _Database()
+    cache.follow(follower.sync, lambda: follower.seen)
+    return cache, follower, db
+
+
+def test_an_unconfirmed_row_is_confirmed_by_a_head_the_follower_has_seen():
+    cache, follower, db = _followed()
+
+    async def scenario() -> tuple[WarehouseRow | None, WarehouseRow | None]:
+        before = cache.unconfirmed(WAREHOUSE)  # nothing cached yet
+        await cache.get(WAREHOUSE, db.load)
+        return before, cache.unconfirmed(WAREHOUSE)
+
+    before, row = asyncio.run(scenario())
+    assert before is None
+    assert row is not None
+    assert row.name == "first"
+    looks = follower.looks
+    assert cache.confirmed(row, 7)
+    assert cache.confirmed(row, 6)
+    assert follower.looks == looks  # no look at the log for either
+
+
+def test_a_head_past_the_followers_is_not_confirmed():
+    cache, follower, db = _followed()
+    row = asyncio.run(cache.get(WAREHOUSE, db.load))
+    assert row is not None
+    assert not cache.confirmed(row, 8)  # committed since the last look: it may have changed the warehouse
+    follower.seen = 8
+    assert cache.confirmed(row, 8)
+
+
+def test_a_row_dropped_since_it_was_taken_is_not_confirmed():
+    cache, _, db = _followed()
+    row = asyncio.run(cache.get(WAREHOUSE, db.load))
+    assert row is not None
+    db.row = _row("renamed")
+    cache.drop([WAREHOUSE])  # the follower saw the warehouse change
+    assert not cache.confirmed(row, 7)
+    fresh = asyncio.run(cache.get(WAREHOUSE, db.load))
+    assert fresh is not None
+    assert not cache.confirmed(row, 7)
+    assert cache.confirmed(fresh, 7)
+
+
+def test_nothing_is_unconfirmed_or_confirmed_while_the_log_is_not_followed():
+    cache, follower, db = _followed()
+    row = asyncio.run(cache.get(WAREHOUSE, db.load))
+    assert row is not None
+    follower.seen = None  # the follower's connection is gone
+    assert not cache.confirmed(row, 0)
+    cache.follow(None)
+    assert cache.unconfirmed(WAREHOUSE) is None
+    assert not cache.confirmed(row, 0)
+    ttl = WarehouseCache(ttl=60.0)
+    asyncio.run(ttl.get(WAREHOUSE, db.load))
+    assert ttl.unconfirmed(WAREHOUSE) is None  # a TTL cache is confirmed by nothing but time

@@ -1,0 +1,119 @@
+"""loadTable's shared table statement: each request gets what its own statement would have read, also in a burst."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+
+from catalog_es.identifiers import Namespace
+from catalog_es.store.eventstore import EventMetadata
+from commands.commit_table import CommitTable, handle_commit_table
+from commands.create_table import CreateTable, handle_create_table
+from commands.namespaces import CreateNamespace, handle_create_namespace
+from projections.catalog.table_document_batch import TableDocumentBatch
+
+META = EventMetadata(actor="batch")
+DB = Namespace(("db",))
+SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
+
+
+async def _tables(catalog, names: list[str]) -> None:
+    await handle_create_namespace(CreateNamespace(catalog.warehouse_id, DB, {}, META), catalog.ctx)
+    for name in names:
+        await handle_create_table(CreateTable(catalog.warehouse_id, DB, name, SCHEMA, META), catalog.ctx)
+
+
+async def _own(catalog, warehouse_id: uuid.UUID, namespace: Namespace, name: str):
+    async with catalog.ctx.store.connection() as conn:
+        return await catalog.ctx.state.table_document_at_head(conn, warehouse_id, namespace, name)
+
+
+def test_a_burst_gets_each_table_as_its_own_statement_would_in_fewer_statements(open_catalog):
+    names = [f"t{i}" for i in range(6)]
+    asks = [(DB, n) for n in names] + [(DB, "missing"), (Namespace(("nowhere",)), "t0"), (DB, "T3")]
+
+    async def scenario():
+        async with open_catalog() as catalog:
+            await _tables(catalog, names)
+            batch = TableDocumentBatch(catalog.pool, statements=1)
+            statements, read = [], batch._read
+
+            async def counted(asked: list) -> list:
+                statements.append(len(asked))
+                return await read(asked)
+
+            batch._read = counted  # type: ignore[method-assign]
+            shared = await asyncio.gather(
+                *(batch.table_document_at_head(catalog.warehouse_id, ns, name) for ns, name in asks * 3)
+            )
+            own = [await _own(catalog, catalog.warehouse_id, ns, name) for ns, name in asks * 3]
+            return shared, own, statements
+
+    shared, own, statements = asyncio.run(scenario())
+    assert shared == own
+    assert statements == [len(asks) * 3]  # asked in one loop turn: one statement
+    found = [table for _, table in shared[: len(asks)]]
+    assert [table is None for table in found] == [False] * 6 + [True, True, False]  # names compare case-insensitively
+    assert found[3] == found[8]
+
+
+def test_a_table_committed_before_it_is_asked_for_is_read_as_committed(open_catalog):
+    async def scenario():
+        async with open_catalog() as catalog:
+            await _tables(catalog, ["t"])
+            batch = TableDocumentBatch(catalog.pool)
+            head_before, before = await batch.table_document_at_head(catalog.warehouse_id, DB, "t")
+            update = [{"action": "set-properties", "updates": {"k": "v"}}]
+            await handle_commit_table(CommitTable(catalog.warehouse_id, DB, "t", [], update, META), catalog.ctx)
+            head_after, after = await batch.table_document_at_head(catalog.warehouse_id, DB, "t")
+            return head_before, before, head_after, after
+
+    head_before, before, head_after, after = asyncio.run(scenario())
+    assert before is not None
+    assert after is not None
+    assert head_before is not None
+    assert head_after is not None
+    assert head_after > head_before
+    assert after[0] != before[0]
+    assert b'"k":"v"' in after[1].replace(b" ", b"")
+
+
+def test_a_failed_statement_fails_every_request_it_read_for_and_the_next_burst_is_read(open_catalog):
+    async def scenario():
+        async with open_catalog() as catalog:
+            await _tables(catalog, ["t"])
+            batch = TableDocumentBatch(catalog.pool, statements=1)
+            broken = TableDocumentBatch(catalog.pool, statements=1)
+            broken._read = _failing  # type: ignore[method-assign]
+            failures = await asyncio.gather(
+                *(broken.table_document_at_head(catalog.warehouse_id, DB, "t") for _ in range(3)),
+                return_exceptions=True,
+            )
+            return failures, await batch.table_document_at_head(catalog.warehouse_id, DB, "t")
+
+    failures, after = asyncio.run(scenario())
+    assert all(isinstance(failure, RuntimeError) for failure in failures)
+    assert after[1] is not None
+
+
+async def _failing(batch: list) -> list:
+    raise RuntimeError("the database went away")
+
+
+@pytest.mark.parametrize("statements", [1, 2])
+def test_asks_made_while_statements_run_are_all_answered(open_catalog, statements: int):
+    async def scenario():
+        async with open_catalog() as catalog:
+            await _tables(catalog, ["t"])
+            batch = TableDocumentBatch(catalog.pool, statements=statements)
+
+            async def ask_later(delay: float):
+                await asyncio.sleep(delay)
+                return await batch.table_document_at_head(catalog.warehouse_id, DB, "t")
+
+            return await asyncio.wait_for(asyncio.gather(*(ask_later(i * 0.0005) for i in range(200))), 30)
+
+    answers = asyncio.run(scenario())
+    assert all(table is not None for _, table in answers)
