@@ -70,6 +70,7 @@ def _fixtures(catalog_uri: str) -> str:
     return prefix
 
 
+@pytest.mark.timeout(1200)  # schemathesis' own bound (schemathesis_run): 5 min quiet, more beside a busy suite
 def test_schemathesis_finds_no_server_error_and_no_schema_violation_when_run_against_embedded_server(
     tmp_path: Path,
 ) -> None:

@@ -51,6 +51,7 @@ def _fixtures(base_url: str) -> dict[str, str]:
     }
 
 
+@pytest.mark.timeout(900)  # the schemathesis run's own bound is 600 s; 3-4 min quiet, more beside a busy suite
 def test_schemathesis_finds_no_server_error_when_run_against_the_management_api(tmp_path: Path) -> None:
     catalog = start_catalog(tmp_path / "data", _sandbox_env(tmp_path / "data" / "warehouse"))
     try:

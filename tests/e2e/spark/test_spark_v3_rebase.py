@@ -202,6 +202,7 @@ def test_concurrent_spark_appends_to_a_v3_table_are_rebased_with_disjoint_row_id
         assert row._last_updated_sequence_number == added_by(ranges, row._row_id), (row, ranges)
 
 
+@pytest.mark.timeout(900)  # two Spark applications in turn: minutes on two shared cores
 def test_spark_deletion_vectors_in_disjoint_partitions_are_rebased_and_rows_keep_their_ids(
     spark: SparkSession,
     spark_catalog: RunningCatalog,
