@@ -1,11 +1,13 @@
-"""Bare answers: a read route may answer the requests it accepts below the framework's handler machinery.
+"""Bare answers: a route may answer the requests it accepts below the framework's handler machinery.
 
 A route declares `opt=bare(BareRoute(accepts, answer))` beside its handler. For a request `accepts` takes (a
 cheap look at the scope: nothing is read, nothing decided), the request layer calls `answer` in place of the
 routed handler: the same authentication, request id, metrics and body check ran before it, the answer runs the
 route's guards itself (`authorize`, the same rule), and a failure is answered by the app's exception handlers.
-Any other request goes to the routed handler as before (its parameter validation, its errors). Only for reads:
-the layers between the request layer and the handler (the catalog's idempotency middleware) let reads through.
+An answer may still decline (None) before it has done anything, e.g. for a body the handler's `data` would refuse:
+the routed handler then answers. Any other request goes to the routed handler as before (its parameter validation,
+its errors). A route's `accepts` takes only requests the layers between the request layer and the handler let
+through untouched: the catalog's idempotency middleware passes reads and mutations without an Idempotency-Key.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ class BareResponse(NamedTuple):
     body: bytes = b""
 
 
-Answer = Callable[[Request[Any, Any, Any]], Awaitable[BareResponse]]
+Answer = Callable[[Request[Any, Any, Any]], Awaitable[BareResponse | None]]
 
 
 class BareRoute(NamedTuple):
@@ -57,20 +59,23 @@ async def authorize(request: Request[Any, Any, Any]) -> None:
     await handler.authorize_connection(request)
 
 
-async def answer_bare(route: BareRoute, scope: Scope, receive: Receive, send: Send) -> None:
+async def answer_bare(route: BareRoute, scope: Scope, receive: Receive, send: Send) -> bool:
     """Run `route.answer` and send what it answers; a failure goes to the exception handler of its type among the
-    route's (the app's error policy), before anything was sent."""
+    route's (the app's error policy), before anything was sent. False: the answer declined, nothing was sent."""
     request: Request[Any, Any, Any] = Request(scope, receive, send)
     try:
         response = await route.answer(request)
     except Exception as exc:
         await _answer_failure(request, exc)
-        return
+        return True
+    if response is None:
+        return False
     headers = response.headers
     if response.status not in (204, 304):
         headers = [*headers, (b"content-length", str(len(response.body)).encode())]
     await send({"type": "http.response.start", "status": response.status, "headers": headers})
     await send({"type": "http.response.body", "body": response.body, "more_body": False})
+    return True
 
 
 async def _answer_failure(request: Request[Any, Any, Any], exc: Exception) -> None:

@@ -78,11 +78,9 @@ class RequestLayer(ASGIMiddleware):
             if refusal is not None:
                 await refuse(observed_send, refusal)
                 return
-            bare = bare_route(scope)
-            if bare is None:
+            bare = bare_route(scope)  # answered below the framework's handler machinery (api/bare_routes.py)
+            if bare is None or not await answer_bare(bare, scope, receive, observed_send):
                 await next_app(scope, receive, observed_send)
-            else:  # a read answered below the framework's handler machinery (api/bare_routes.py)
-                await answer_bare(bare, scope, receive, observed_send)
         finally:
             self._metrics.in_flight.dec()
             elapsed = time.perf_counter() - started

@@ -5,7 +5,8 @@ request. A check waits for the next batch, which starts after it was asked for (
 request came), and all the checks asked for while one batch runs go in the next. A local file's check (one strict
 `realpath`: a few `lstat`s of cached directory entries) costs a fraction of even a shared thread hop (its futures,
 the wake-ups of both threads), so it is answered at once on the loop: this takes a local warehouse's disk not to
-hang on a stat (a network mount that does would stall the loop; its other file work stays in worker threads).
+hang on a stat (a network mount that does would stall the loop; its other file work but a commit's new metadata
+file, commands/tabulars.py, stays in worker threads).
 """
 
 from __future__ import annotations

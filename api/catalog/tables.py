@@ -14,6 +14,7 @@ from api.auth.authorizer import Authorizer
 from api.auth.principal import request_principal
 from api.auth.rules import requires
 from api.bare_routes import bare
+from api.catalog.commit_table import COMMIT_TABLE, commit_table
 from api.catalog.credentials import (
     DelegationHeader,
     VendingTarget,
@@ -58,7 +59,6 @@ from catalog_es.state import TabularRow, WarehouseRow
 from catalog_es.store.database import Connection
 from catalog_es.store.metrics_reports import record_metrics_report
 from catalog_es.tabular_kind import TABLE
-from commands.commit_table import CommitTable, handle_commit_table
 from commands.commit_transaction import CommitTransaction, TableChange, handle_commit_transaction
 from commands.create_table import CreateTable, handle_create_table
 from commands.tabular_lifecycle import (
@@ -177,7 +177,7 @@ class TablesController(Controller):
     ) -> None:
         await _load(conn, req.read_model, req.warehouse, namespace, table)
 
-    @post("/tables/{table:str}", status_code=200, opt=requires(committed_table))
+    @post("/tables/{table:str}", status_code=200, opt={**requires(committed_table), **bare(COMMIT_TABLE)})
     async def commit_table(
         self,
         req: NamedDependency[RequestScope],
@@ -185,19 +185,10 @@ class TablesController(Controller):
         table: FromPath[str],
         data: JSONBody[CommitTableRequest],
     ) -> Response[CommitTableResponse]:
-        command = CommitTable(
-            req.warehouse.id,
-            parse_namespace(namespace),
-            decode_name(table),
-            data.requirements,
-            data.updates,
-            req.meta,
-        )
-        result = await handle_commit_table(command, req.ctx)
-        assert result.metadata_location is not None  # a commit always writes a metadata file
-        encoded = result.encoded if result.encoded is not None else msgspec.json.encode(result.metadata)
-        committed = CommitTableResponse(metadata_location=result.metadata_location, metadata=msgspec.Raw(encoded))
-        return Response(committed, headers=etag_header(result.metadata_location))
+        """Most requests are answered bare (`COMMIT_TABLE`, api/catalog/commit_table.py) by the same `commit_table`;
+        those with an Idempotency-Key, and bodies `data` refuses, come here."""
+        committed = await commit_table(req, namespace, table, data)
+        return Response(committed, headers=etag_header(committed.metadata_location))
 
     @delete("/tables/{table:str}", status_code=204, opt=requires(forcing(on_tabular("modify", TABLE))))
     async def drop_table(

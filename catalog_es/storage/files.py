@@ -116,9 +116,7 @@ class WarehouseStorage:
                 with self._file_io(location).new_output(_io_spelling(location)).create(overwrite=False) as stream:
                     stream.write(content)
             else:  # a fifth of pyarrow's cost for what is one small file; "x": never overwrite
-                path.parent.mkdir(parents=True, exist_ok=True)
-                with path.open("xb") as file:
-                    file.write(content)
+                _write_new_file(path, content)
         except FileExistsError:
             raise
         except OSError as exc:
@@ -372,6 +370,18 @@ def _local_path(location: str) -> Path | None:
     if parts.scheme == "file" or (not parts.scheme and location.startswith("/")):
         return Path(unquote(parts.path))
     return None
+
+
+def _write_new_file(path: Path, content: bytes) -> None:
+    """Create the file (never overwriting it) with `content`; its directories only when missing (a table's first
+    metadata file): the table's later files take one `open`, no `mkdir` and `stat` before it."""
+    try:
+        file = path.open("xb")
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        file = path.open("xb")
+    with file:
+        file.write(content)
 
 
 def _io_spelling(location: str) -> str:

@@ -6,7 +6,7 @@ import asyncio
 import re
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -22,6 +22,7 @@ from catalog_es.store.notices import kinds_suffix
 
 NOTIFY_CHANNEL = "catalog_events"
 _LOCK_COUNTER = b"SELECT position FROM catalog_event_counter FOR UPDATE"
+_BEGIN, _COMMIT = b"BEGIN", b"COMMIT"
 
 _COLUMNS = (
     "global_position, id, source, type, subject, time, datacontenttype, data, extensions,"
@@ -257,19 +258,29 @@ class EventStore:
         Raises:
             StreamVersionConflictError: an expected version was stale.
         """
-        # Pipeline mode: statements whose results nobody reads (the append, the projections, COMMIT) travel
-        # together; a serialised transaction's lock answer is read only at flush, with the handler's first read.
+        # Pipeline mode: statements whose results nobody reads (BEGIN, the append, the projections, COMMIT) travel
+        # together; a serialised transaction's lock answer is read only at flush, with the handler's first read. BEGIN
+        # and COMMIT are sent as statements: psycopg's `transaction()` in a pipeline syncs on entering and twice on
+        # leaving it (nested pipelines), five round trips for a table commit where these take two.
         try:
-            async with self.pool.connection() as conn, conn.pipeline(), conn.transaction():
-                head = await conn.execute(_LOCK_COUNTER) if serialised else None
-                tx = Transaction(conn, head, self._ids.new_id(), self._clock.now())
-                yield tx
-                tx.committing = True
-                if not tx.pending:
-                    return
-                recorded = await tx.flush(self._source, metadata, self._ids)
-                for project in self._inline_projectors:
-                    await project(conn, recorded)
+            async with self.pool.connection() as conn:
+                try:
+                    async with conn.pipeline():
+                        await conn.execute(_BEGIN)
+                        head = await conn.execute(_LOCK_COUNTER) if serialised else None
+                        tx = Transaction(conn, head, self._ids.new_id(), self._clock.now())
+                        yield tx
+                        tx.committing = True
+                        if tx.pending:
+                            recorded = await tx.flush(self._source, metadata, self._ids)
+                            for project in self._inline_projectors:
+                                await project(conn, recorded)
+                        await conn.execute(_COMMIT)
+                    # leaving the pipeline syncs: every answer, the COMMIT's too, is read (an error raised) by now
+                except BaseException:
+                    with suppress(Exception):  # a lost connection has nothing to roll back (the pool drops it)
+                        await conn.rollback()
+                    raise
         except errors.UniqueViolation as violation:
             conflict = _stream_conflict(violation)
             if conflict is None:

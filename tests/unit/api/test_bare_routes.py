@@ -25,7 +25,9 @@ def _accepts(scope: Scope) -> bool:
     return scope.get("query_string", b"") != b"routed"
 
 
-async def _answer(request: Request[Any, Any, Any]) -> BareResponse:
+async def _answer(request: Request[Any, Any, Any]) -> BareResponse | None:
+    if request.path_params["name"] == "declined":
+        return None
     await authorize(request)
     if request.path_params["name"] == "missing":
         raise NoSuchTableError("Table does not exist: missing")
@@ -49,16 +51,19 @@ def _app() -> tuple[Litestar, HttpMetrics]:
     return app, metrics
 
 
-def test_an_accepted_request_is_answered_bare_with_its_length_and_any_other_by_the_handler() -> None:
+def test_an_accepted_request_is_answered_bare_with_its_length_and_any_other_or_declined_by_the_handler() -> None:
     app, _ = _app()
     with TestClient(app) as client:
         answered = client.get("/things/a", headers={"x-request-id": "r-1"})
         routed = client.get("/things/a?routed")
+        declined = client.get("/things/declined", headers={"x-request-id": "r-3"})
 
     assert answered.json() == {"answered": "bare"}
     assert answered.headers["content-length"] == str(len(answered.content))
     assert answered.headers["x-request-id"] == "r-1"
     assert routed.json() == {"answered": "routed"}
+    assert declined.json() == {"answered": "routed"}  # an answer that declines leaves the request to the handler
+    assert declined.headers["x-request-id"] == "r-3"
 
 
 def test_the_guard_and_a_failure_are_answered_by_the_exception_handlers_through_the_request_layer() -> None:
