@@ -216,15 +216,20 @@ async def claim_moved_location(
         )
 
 
+_WRITTEN_ON_THE_LOOP = 256 * 1024
+"""The largest local metadata file (bytes) written on the event loop."""
+
+
 async def _write_metadata(storage: WarehouseStorage, location: str, document: Json | bytes) -> None:
     """A local warehouse's metadata file is written on the loop, an object store's in a worker thread.
 
     Locally it is one small file handed to the page cache (its path resolved, one `open` and `write`), which costs
     less than the worker-thread hop around it: about a tenth of a commit's server CPU went to that hop on a busy
     machine (its futures, both threads' wake-ups, the GIL changing hands). As for the presence check
-    (commands/file_presence.py), a local warehouse on a disk that hangs would stall the loop.
+    (commands/file_presence.py), a local warehouse on a disk that hangs would stall the loop. A large file (a long
+    history's, megabytes; compressed maybe) or one still to encode goes to a worker thread, as before.
     """
-    if storage.local:
+    if storage.local and isinstance(document, bytes) and len(document) <= _WRITTEN_ON_THE_LOOP:
         storage.write_metadata(location, document)
     else:
         await off_loop(storage.write_metadata, location, document)
