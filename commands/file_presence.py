@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import asyncio
 
+from catalog_es.batches import Batches
 from catalog_es.storage.files import WarehouseStorage
 
-_Check = tuple[WarehouseStorage, str, asyncio.Future[bool]]
+_Check = tuple[WarehouseStorage, str]
 
 
 class FilePresence:
     def __init__(self) -> None:
-        self._pending: list[_Check] = []
-        self._draining: asyncio.Task[None] | None = None
+        self._batches: Batches[_Check, bool] = Batches(_check_off_loop)
 
     async def missing(self, storage: WarehouseStorage, location: str) -> bool:
         """Whether storage says for certain that no file is at `location` (see `WarehouseStorage.file_missing`).
@@ -30,43 +30,18 @@ class FilePresence:
         """
         if storage.local:
             return storage.file_missing(location)
-        answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self._pending.append((storage, location, answer))
-        if self._draining is None:
-            self._draining = asyncio.create_task(self._drain())
-        return await answer
+        return await self._batches.ask((storage, location))
 
-    async def _drain(self) -> None:
-        try:
-            while self._pending:
-                batch, self._pending = self._pending, []
-                try:
-                    outcomes = await asyncio.to_thread(_check_all, batch)
-                except BaseException as exc:  # e.g. cancelled at shutdown: no check waits forever
-                    for _, _, answer in batch:
-                        if answer.done():
-                            continue
-                        if isinstance(exc, Exception):
-                            answer.set_exception(exc)
-                        else:
-                            answer.cancel()
-                    raise
-                for (_, _, answer), outcome in zip(batch, outcomes, strict=True):
-                    if answer.done():  # its request was cancelled meanwhile
-                        continue
-                    if isinstance(outcome, Exception):
-                        answer.set_exception(outcome)
-                    else:
-                        answer.set_result(outcome)
-        finally:
-            self._draining = None
+
+async def _check_off_loop(batch: list[_Check]) -> list[bool | Exception]:
+    return await asyncio.to_thread(_check_all, batch)
 
 
 def _check_all(batch: list[_Check]) -> list[bool | Exception]:
     """In the worker thread: each location once per batch."""
     seen: dict[tuple[int, str], bool | Exception] = {}
     outcomes: list[bool | Exception] = []
-    for storage, location, _ in batch:
+    for storage, location in batch:
         key = (id(storage), location)
         if key not in seen:
             try:

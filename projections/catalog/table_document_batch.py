@@ -5,16 +5,16 @@ Each request's table is read by a statement that starts after it asked, with the
 (`CatalogReadModel.table_document_at_head`, as one statement for many tables): what it reads is as current as
 its own statement would have been. At most `statements` run at once (each on its own pooled connection), so a
 burst never takes more than those connections; the tables asked for meanwhile wait for the next one. A failed
-statement fails every request it read for, with its error.
+statement fails every request it read for, with its error (catalog_es/batches.py, as every batching of the catalog).
 """
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 
 import msgspec
 
+from catalog_es.batches import Batches
 from catalog_es.identifiers import Namespace, name_key
 from catalog_es.store.database import Pool
 from catalog_es.store.read_connection import ReadConnection
@@ -22,7 +22,7 @@ from catalog_es.store.read_connection import ReadConnection
 Found = tuple[int | None, tuple[str, bytes] | None]
 """The log head (None: no counter row) and the table's metadata location and document, if it exists."""
 
-_Ask = tuple[uuid.UUID, str, str, asyncio.Future[Found]]
+_Ask = tuple[uuid.UUID, str, str]
 
 # One row per table asked for (its ordinal), with the head; no row at all when the log has no counter row. The
 # tables come as one JSON array of `[warehouse id, namespace key, name key]` (one text parameter: psycopg dumps
@@ -39,57 +39,22 @@ _ASKS = msgspec.json.Encoder()
 
 class TableDocumentBatch:
     def __init__(self, pool: Pool, statements: int = 4) -> None:
-        self._pool, self._statements = pool, statements
-        self._pending: list[_Ask] = []
-        self._draining = 0  # counted down by a drain as it finds nothing pending (no await between): no ask is left
-        self._tasks: set[asyncio.Task[None]] = set()  # held while they run
+        self._pool = pool
+        self._batches: Batches[_Ask, Found] = Batches(self._read, at_once=statements)
 
     async def table_document_at_head(self, warehouse_id: uuid.UUID, namespace: Namespace, name: str) -> Found:
         """Names hold no NUL (PostgreSQL's text cannot: the whole statement would fail).
 
         Raises: what the statement raised (psycopg's errors, the pool's timeout).
         """
-        answer: asyncio.Future[Found] = asyncio.get_running_loop().create_future()
-        self._pending.append((warehouse_id, namespace.key, name_key(name), answer))
-        if self._draining < self._statements:
-            self._draining += 1
-            task = asyncio.create_task(self._drain())
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-        return await answer
+        return await self._batches.ask((warehouse_id, namespace.key, name_key(name)))
 
-    async def _drain(self) -> None:
-        try:
-            await self._drain_pending()
-        finally:
-            self._draining -= 1
-
-    async def _drain_pending(self) -> None:
-        while self._pending:
-            batch, self._pending = self._pending, []
-            try:
-                found = await self._read(batch)
-            except BaseException as exc:  # e.g. cancelled at shutdown: no request waits forever
-                for *_, answer in batch:
-                    if answer.done():
-                        continue
-                    if isinstance(exc, Exception):
-                        answer.set_exception(exc)
-                    else:
-                        answer.cancel()
-                if not isinstance(exc, Exception):
-                    raise
-                continue
-            for (*_, answer), result in zip(batch, found, strict=True):
-                if not answer.done():  # its request was cancelled meanwhile
-                    answer.set_result(result)
-
-    async def _read(self, batch: list[_Ask]) -> list[Found]:
-        asks = _ASKS.encode([ask[:3] for ask in batch]).decode()
+    async def _read(self, batch: list[_Ask]) -> list[Found | Exception]:
+        asks = _ASKS.encode(batch).decode()
         async with ReadConnection(self._pool) as conn:
             cursor = await conn.execute(_TABLES_AT_HEAD, (asks,))
             rows = await cursor.fetchall()
-        found: list[Found] = [(None, None)] * len(batch)
+        found: list[Found | Exception] = [(None, None)] * len(batch)
         for head, ordinal, location, document in rows:
             table = None if location is None else (str(location), str(document).encode())
             found[int(ordinal) - 1] = (int(head), table)

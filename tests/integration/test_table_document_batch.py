@@ -44,7 +44,7 @@ def test_a_burst_gets_each_table_as_its_own_statement_would_in_fewer_statements(
                 statements.append(len(asked))
                 return await read(asked)
 
-            batch._read = counted  # type: ignore[method-assign]
+            batch._batches._run = counted
             shared = await asyncio.gather(
                 *(batch.table_document_at_head(catalog.warehouse_id, ns, name) for ns, name in asks * 3)
             )
@@ -86,7 +86,7 @@ def test_a_failed_statement_fails_every_request_it_read_for_and_the_next_burst_i
             await _tables(catalog, ["t"])
             batch = TableDocumentBatch(catalog.pool, statements=1)
             broken = TableDocumentBatch(catalog.pool, statements=1)
-            broken._read = _failing  # type: ignore[method-assign]
+            broken._batches._run = _failing
             failures = await asyncio.gather(
                 *(broken.table_document_at_head(catalog.warehouse_id, DB, "t") for _ in range(3)),
                 return_exceptions=True,
