@@ -29,6 +29,22 @@ def replicas(pg_dsn: str, tmp_path: Path) -> Iterator[list[RunningCatalog]]:
             stop_catalog(catalog)
 
 
+def _deactivation_rounds(
+    one: httpx.Client, other: httpx.Client, warehouse: str, path: str, rounds: int
+) -> tuple[list[tuple[int, ...]], httpx.Response]:
+    """Each round: `other` has the warehouse cached (GET `path`), then it is deactivated through `one`, `other`
+    asked again, reactivated through `one`, `other` asked again. The statuses of each round, the last refusal."""
+    results = []
+    for _ in range(rounds):
+        warm = other.get(path).status_code
+        deactivated = one.post(f"/management/v1/warehouse/{warehouse}/deactivate").status_code
+        refused = other.get(path)
+        activated = one.post(f"/management/v1/warehouse/{warehouse}/activate").status_code
+        served = other.get(path).status_code
+        results.append((warm, deactivated, refused.status_code, activated, served))
+    return results, refused
+
+
 def test_deactivating_a_warehouse_on_one_replica_is_in_force_on_the_other_at_once(
     replicas: list[RunningCatalog], tmp_path: Path
 ) -> None:
@@ -37,14 +53,7 @@ def test_deactivating_a_warehouse_on_one_replica_is_in_force_on_the_other_at_onc
     created = one.post("/management/v1/warehouse", json={"warehouse-name": "sales", "storage-profile": profile})
     warehouse = created.json()["warehouse-id"]
     namespaces = f"/catalog/v1/{warehouse}/namespaces"
-    results = []
-    for _ in range(20):  # each round: the other replica has the warehouse cached, then it changes through `one`
-        warm = other.get(namespaces).status_code
-        deactivated = one.post(f"/management/v1/warehouse/{warehouse}/deactivate").status_code
-        refused = other.get(namespaces)
-        activated = one.post(f"/management/v1/warehouse/{warehouse}/activate").status_code
-        served = other.get(namespaces).status_code
-        results.append((warm, deactivated, refused.status_code, activated, served))
+    results, refused = _deactivation_rounds(one, other, warehouse, namespaces, 20)
 
     assert created.status_code == 201, created.text
     assert results == [(200, 204, 403, 204, 200)] * 20
@@ -64,14 +73,7 @@ def test_a_table_of_a_warehouse_deactivated_on_one_replica_is_refused_by_the_oth
     assert one.post(f"{prefix}/namespaces", json={"namespace": ["n"]}).status_code == 200
     assert one.post(f"{prefix}/namespaces/n/tables", json={"name": "t", "schema": schema}).status_code == 200
     table = f"{prefix}/namespaces/n/tables/t"
-    results = []
-    for _ in range(10):  # each round: the other replica has the warehouse cached, then it changes through `one`
-        warm = other.get(table).status_code
-        deactivated = one.post(f"/management/v1/warehouse/{warehouse}/deactivate").status_code
-        refused = other.get(table)
-        activated = one.post(f"/management/v1/warehouse/{warehouse}/activate").status_code
-        served = other.get(table).status_code
-        results.append((warm, deactivated, refused.status_code, activated, served))
+    results, refused = _deactivation_rounds(one, other, warehouse, table, 10)
 
     assert results == [(200, 204, 403, 204, 200)] * 10
     assert refused.json()["error"]["type"] == "ForbiddenException"
