@@ -86,13 +86,17 @@ def planning_config(server: ScanPlanningMode, warehouse: WarehouseRow, document:
     return {"scan-planning-mode": mode} if "server" in (mode, inherited) else {}
 
 
+def _missing(ident: Namespace, query: LoadQuery) -> NoSuchTableError:
+    return NoSuchTableError(f"Table does not exist: {ident}.{query.table}")
+
+
 def _confirmed_document(
     check: WarehouseCheck, head: int | None, found: tuple[str, bytes] | None, ident: Namespace, query: LoadQuery
 ) -> tuple[str, bytes]:
     """Raises: _UnconfirmedError; NoSuchTableError."""
     check.confirm(head)
     if found is None:
-        raise NoSuchTableError(f"Table does not exist: {ident}.{query.table}")
+        raise _missing(ident, query)
     return found
 
 
@@ -106,7 +110,7 @@ async def _stored_document(
         return _confirmed_document(check, head, found, ident, query)
     found = await req.read_model.table_document(conn, req.warehouse.id, ident, name)
     if found is None:
-        raise NoSuchTableError(f"Table does not exist: {ident}.{query.table}")
+        raise _missing(ident, query)
     return found
 
 
@@ -145,7 +149,7 @@ async def _read(
                 check.confirm(None)
             row = await req.read_model.table(conn, req.warehouse.id, ident, name)
             if row is None:
-                raise NoSuchTableError(f"Table does not exist: {ident}.{query.table}")
+                raise _missing(ident, query)
             location = row.metadata_location
             kept = row.metadata if query.snapshots == "all" else only_referenced_snapshots(row.metadata)
             document = msgspec.json.encode(kept)
