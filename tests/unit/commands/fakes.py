@@ -3,8 +3,10 @@
 `FakeStore.transaction` records what a handler appends and keeps it only when the block ends without an
 error, as the real event store's transaction does (a stale expected version raises the real store's
 `StreamVersionConflictError`); the states answer from plain lists, as the SQL read models would from their
-tables. What a fake cannot answer without SQL (the event log read back, the task queue's rows) it does not
-pretend to: those handlers' paths are tested against PostgreSQL.
+tables. Side tables a handler writes on the transaction's connection (sealed secrets, service-principal secret
+hashes) are dicts whose writes wait for the commit, as the SQL rows would. What a fake cannot answer without SQL
+(the event log read back, the task queue's rows) it does not pretend to: those handlers' paths are tested against
+PostgreSQL.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ from catalog_es.state import (
     WarehouseRow,
 )
 from catalog_es.storage.file_roots import FileStorageRoots
-from catalog_es.store.eventstore import StreamVersionConflictError
+from catalog_es.store.eventstore import EventMetadata, StreamVersionConflictError
+from catalog_es.store.secrets import SecretNotFoundError, SecretRef
 from catalog_es.tabular_kind import kind_of
 from commands.context import CommandContext
 
@@ -55,9 +58,17 @@ def within(parts: Sequence[str], key: str) -> bool:
     return own == key or own.startswith(f"{key}{NAMESPACE_SEPARATOR}")
 
 
+class FakeConnection:
+    """A transaction's connection as the side-table fakes use it: their writes wait here for the commit (an error
+    drops them, as a rollback drops SQL rows); their reads see committed rows only."""
+
+    def __init__(self) -> None:
+        self.on_commit: list[Callable[[], None]] = []
+
+
 class FakeTransaction:
     def __init__(self, store: FakeStore) -> None:
-        self.conn: Any = None
+        self.conn: Any = FakeConnection()
         self.pending: list[tuple[Event, int]] = []
         self._store = store
 
@@ -83,7 +94,8 @@ class FakeTransaction:
 
 @dataclass
 class FakeStore:
-    """An event store with no database: `appended` holds the committed events, in order.
+    """An event store with no database: `appended` holds the committed events, in order (`appended_metadata`
+    the metadata each was committed with: actor, `released_to` …).
 
     A stream nothing was appended to here is at the version its read-model row says (`given`, read when asked,
     so rows a test adds after building the context count); `projectors` see each committed event, as the real
@@ -91,6 +103,7 @@ class FakeStore:
     """
 
     appended: list[Event] = field(default_factory=list)
+    appended_metadata: list[EventMetadata] = field(default_factory=list)
     versions: dict[str, int] = field(default_factory=dict)
     projectors: list[Callable[[Event], None]] = field(default_factory=list)
     given: Callable[[], dict[str, int]] = dict
@@ -103,12 +116,15 @@ class FakeStore:
         yield None
 
     @asynccontextmanager
-    async def transaction(self, metadata: Any, *, serialised: bool = True) -> AsyncIterator[FakeTransaction]:
-        del metadata, serialised
+    async def transaction(self, metadata: EventMetadata, *, serialised: bool = True) -> AsyncIterator[FakeTransaction]:
+        del serialised
         tx = FakeTransaction(self)
         yield tx
+        for write in tx.conn.on_commit:
+            write()
         for event, version in tx.pending:
             self.appended.append(event)
+            self.appended_metadata.append(metadata)
             self.versions[event.stream_id] = version
             for project in self.projectors:
                 project(event)
@@ -411,6 +427,47 @@ class FakeMaintenanceState:
         raise AssertionError("not read by the policy commands")
 
 
+@dataclass
+class FakeSecretStore:
+    """`catalog_es.store.secrets.SecretStore` as a dict of documents by id (sealing: test_secrets.py, integration)."""
+
+    documents: dict[uuid.UUID, Json] = field(default_factory=dict)
+    _next: int = 900
+
+    async def put(self, conn: FakeConnection, document: Json) -> SecretRef:
+        self._next += 1
+        secret_id = uuid.UUID(int=self._next)
+        conn.on_commit.append(lambda: self.documents.__setitem__(secret_id, document))
+        return SecretRef(id=secret_id, fingerprint=f"fingerprint-{secret_id.int}")
+
+    async def get(self, conn: Any, secret_id: uuid.UUID) -> Json:
+        if secret_id not in self.documents:
+            raise SecretNotFoundError(f"Secret {secret_id} does not exist")
+        return self.documents[secret_id]
+
+    async def delete(self, conn: FakeConnection, secret_id: uuid.UUID) -> None:
+        conn.on_commit.append(lambda: self.documents.pop(secret_id, None))
+
+
+@dataclass
+class FakePrincipalSecrets:
+    """The service-principal secret hashes (`catalog_es.store.principal_secrets`): client id -> (version, hash).
+
+    Its three functions stand in for the module's (a test patches them into `commands.service_principals`).
+    """
+
+    hashes: dict[uuid.UUID, tuple[int, str]] = field(default_factory=dict)
+
+    async def put_hash(self, conn: FakeConnection, client_id: uuid.UUID, key_version: int, secret_hash: str) -> None:
+        conn.on_commit.append(lambda: self.hashes.__setitem__(client_id, (key_version, secret_hash)))
+
+    async def current_hash(self, conn: Any, client_id: uuid.UUID) -> tuple[int, str] | None:
+        return self.hashes.get(client_id)
+
+    async def delete_hash(self, conn: FakeConnection, client_id: uuid.UUID) -> None:
+        conn.on_commit.append(lambda: self.hashes.pop(client_id, None))
+
+
 def fake_context(
     state: FakeCatalogState | None = None,
     access: FakeAccessState | None = None,
@@ -418,6 +475,7 @@ def fake_context(
     soft_deletes: FakeSoftDeleteState | None = None,
     file_roots: FileStorageRoots | None = None,
     warehouse_hold_seconds: int = 0,
+    secrets: FakeSecretStore | None = None,
 ) -> tuple[CommandContext, FakeStore]:
     """A command context over the fakes (stream versions as the rows say), and the store to assert on."""
     catalog = state or FakeCatalogState()
@@ -445,6 +503,7 @@ def fake_context(
         soft_deletes=soft_deletes,
         file_roots=file_roots or FileStorageRoots(),
         warehouse_hold_seconds=warehouse_hold_seconds,
+        secrets=secrets,  # type: ignore[arg-type]  # the secret store's interface, without the database
     )
     return ctx, store
 

@@ -23,6 +23,7 @@ from catalog_es.events import (
     WarehouseDeleted,
     WarehouseDeleteProfileUpdated,
     WarehouseRenamed,
+    WarehouseScanPlanningUpdated,
     WarehouseServerSideRebaseUpdated,
     WarehouseStorageUpdated,
 )
@@ -38,6 +39,7 @@ from commands.warehouses import (
     SetWarehouseActive,
     UpdateCredential,
     UpdateDeleteProfile,
+    UpdateScanPlanning,
     UpdateServerSideRebase,
     UpdateStorage,
     handle_create_warehouse,
@@ -46,6 +48,7 @@ from commands.warehouses import (
     handle_set_warehouse_active,
     handle_update_credential,
     handle_update_delete_profile,
+    handle_update_scan_planning,
     handle_update_server_side_rebase,
     handle_update_storage,
 )
@@ -202,6 +205,22 @@ def test_update_server_side_rebase_records_the_mode_even_when_unchanged(setup):
     assert store.versions[f"warehouse-{lake.id}"] == 4
     with pytest.raises(NoSuchWarehouseError):
         asyncio.run(handle_update_server_side_rebase(UpdateServerSideRebase(uuid.UUID(int=404), None, META), ctx))
+
+
+def test_update_scan_planning_records_the_mode_even_when_unchanged_and_none_to_defer_to_the_server(setup):
+    ctx, store, lake, catalog = setup
+    catalog.warehouses[0] = msgspec.structs.replace(lake, scan_planning="server")
+    asyncio.run(handle_update_scan_planning(UpdateScanPlanning(lake.id, "server", META), ctx))
+    catalog.warehouses[0] = msgspec.structs.replace(lake, scan_planning="server", version=4)  # projected
+    asyncio.run(handle_update_scan_planning(UpdateScanPlanning(lake.id, None, META), ctx))
+    assert store.appended == [
+        WarehouseScanPlanningUpdated(warehouse_id=lake.id, project_id=PROJECT.id, mode="server"),
+        WarehouseScanPlanningUpdated(warehouse_id=lake.id, project_id=PROJECT.id, mode=None),
+    ]
+    assert store.versions[f"warehouse-{lake.id}"] == 5
+    with pytest.raises(NoSuchWarehouseError):
+        asyncio.run(handle_update_scan_planning(UpdateScanPlanning(uuid.UUID(int=404), "client", META), ctx))
+    assert len(store.appended) == 2
 
 
 def _with_contents(catalog: FakeCatalogState, lake: WarehouseRow) -> tuple:
