@@ -88,10 +88,31 @@ def _answer(message: dict[str, Any]) -> None:
     os.write(1, (json.dumps(message) + "\n").encode())
 
 
+def _warm_up() -> None:
+    """Build one app (no lifespan: nothing connects) so each child builds its own with the typing, msgspec and
+    Litestar caches already filled (~0.15 s of CPU less per start), then put everything the zygote holds out of the
+    collector's sight: the server's own `gc.collect()` at start-up walks only the child's objects (~0.1 s less) and
+    touches none of the shared pages, which stay shared with the zygote instead of being copied."""
+    import gc  # noqa: PLC0415
+
+    from api.app import create_app  # noqa: PLC0415
+    from api.settings import Settings  # noqa: PLC0415
+
+    environment = dict(os.environ)
+    try:
+        create_app(Settings(), "postgresql://warm-up.invalid/none")
+    finally:  # what building an app sets in the environment stays out of the children's (they get their own anyway)
+        os.environ.clear()
+        os.environ.update(environment)
+    gc.collect()
+    gc.freeze()
+
+
 def serve_forks() -> None:
     """The zygote's loop: fork on each request, report each child's end. Returns in a child, to run it."""
     for module in PRELOAD:
         __import__(module)
+    _warm_up()
     wakeup_read, wakeup_write = os.pipe()
     os.set_blocking(wakeup_write, False)
     signal.set_wakeup_fd(wakeup_write)
