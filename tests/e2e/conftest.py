@@ -10,8 +10,9 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
@@ -118,14 +119,45 @@ def forkable(env: dict[str, str]) -> bool:
     return all(key.startswith("CATALOG_ES_") or key in PYTEST_BOOKKEEPING for key in changed)
 
 
+def _zygote() -> Zygote:
+    """This test process's zygote, started on first use (again if it died)."""
+    if not _ZYGOTE or not _ZYGOTE[0].alive():
+        _ZYGOTE[:] = [Zygote(ZYGOTE_ENV)]
+    return _ZYGOTE[0]
+
+
 def spawn_server(args: list[str], env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes] | ForkedProcess:
     """`python -m api ARGS` with stdout and stderr appended to `log_path`: forked from the zygote when it may be."""
     if forkable(env):
-        if not _ZYGOTE or not _ZYGOTE[0].alive():
-            _ZYGOTE[:] = [Zygote(ZYGOTE_ENV)]
-        return _ZYGOTE[0].spawn(args, env, log_path)
+        return _zygote().spawn(args, env, log_path)
     with log_path.open("ab") as log:  # the child keeps its own copy of the descriptor
         return subprocess.Popen([*CLI, *args], env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def run_cli(
+    args: Sequence[str], env: Mapping[str, str], *, timeout: float = 300, check: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """`python -m api ARGS` to its end, its output as text: what `subprocess.run(..., capture_output=True, text=True)`
+    gives, forked from the zygote when `env` allows it (a CLI command's interpreter and imports cost ~1.3 s of CPU).
+
+    Raises: subprocess.TimeoutExpired (the command killed), and with `check` subprocess.CalledProcessError.
+    """
+    command = [*CLI, *args]
+    if not forkable(dict(env)):
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout, check=check)
+    with tempfile.TemporaryDirectory(prefix="cli-") as directory:
+        stdout, stderr = Path(directory) / "stdout", Path(directory) / "stderr"
+        process = _zygote().spawn(args, env, stdout, stderr)
+        try:
+            returncode = process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise
+        result = subprocess.CompletedProcess(command, returncode, stdout.read_text(), stderr.read_text())
+    if check:
+        result.check_returncode()
+    return result
 
 
 def eventually(check: Callable[[], T], timeout: float = 30.0) -> T:

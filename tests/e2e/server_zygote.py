@@ -9,9 +9,10 @@ kill, send_signal, returncode). `tests.e2e.conftest.start_catalog` uses it only 
 differs from the zygote's own in catalog-es settings alone (nothing of ours reads those at import time), and falls
 back to a plain `subprocess.Popen` otherwise, or with CATALOG_ES_TEST_NO_ZYGOTE=1.
 
-Protocol: one JSON object per line. Request {"args", "env", "cwd", "log"} on the zygote's stdin; answers on its
-stdout: {"started": pid} or {"error": text} for each request in order, and {"exited": pid, "returncode": code}
-whenever a child ends (reaped at once, so a dead server leaves no zombie behind).
+Protocol: one JSON object per line. Request {"args", "env", "cwd", "log", "stderr"} on the zygote's stdin (`stderr`
+a file of its own, or null: the log takes both); answers on its stdout: {"started": pid} or {"error": text} for each
+request in order, and {"exited": pid, "returncode": code} whenever a child ends (reaped at once, so a dead server
+leaves no zombie behind). CLI commands run to their end the same way (`tests.e2e.conftest.run_cli`).
 """
 
 from __future__ import annotations
@@ -65,10 +66,11 @@ def _run_child(request: dict[str, Any], wakeup: int) -> None:
     os.close(wakeup)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     log = os.open(request["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    errors = os.open(request.get("stderr") or request["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(log, 1)
-    os.dup2(log, 2)
+    os.dup2(errors, 2)
     os.closerange(3, os.sysconf("SC_OPEN_MAX"))
     os.environ.clear()
     os.environ.update(request["env"])
@@ -202,8 +204,12 @@ class Zygote:
     def alive(self) -> bool:
         return self._process.poll() is None
 
-    def spawn(self, args: Sequence[str], env: Mapping[str, str], log: Path) -> ForkedProcess:
-        request = {"args": list(args), "env": dict(env), "cwd": os.getcwd(), "log": str(log)}
+    def spawn(
+        self, args: Sequence[str], env: Mapping[str, str], log: Path, stderr: Path | None = None
+    ) -> ForkedProcess:
+        """`python -m api ARGS` forked, its stdout (and stderr, unless `stderr` names another file) to `log`."""
+        errors = None if stderr is None else str(stderr)
+        request = {"args": list(args), "env": dict(env), "cwd": os.getcwd(), "log": str(log), "stderr": errors}
         with self._lock:
             stdin: IO[bytes] | None = self._process.stdin
             assert stdin is not None

@@ -12,7 +12,7 @@ import pytest
 from pyiceberg.catalog import load_catalog
 from pyiceberg.table import StaticTable
 
-from tests.e2e.conftest import CLI, RestApi, RunningCatalog
+from tests.e2e.conftest import RestApi, RunningCatalog, run_cli
 from tests.e2e.rest_helpers import (
     append_snapshot_updates,
     assert_error,
@@ -33,9 +33,7 @@ def _now() -> str:
 
 
 def _audit(catalog: RunningCatalog, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CLI, "audit", *args], env=catalog.env, capture_output=True, text=True, timeout=120, check=False
-    )
+    return run_cli(["audit", *args], catalog.env, timeout=120)
 
 
 def test_audit_endpoints_and_cli_agree_with_the_catalog_when_a_table_evolves(catalog: RunningCatalog, rest: RestApi):
@@ -112,21 +110,12 @@ def test_audit_export_and_as_of_work_on_a_data_dir_when_no_server_runs(tmp_path)
     data_dir = str(tmp_path / "data")
 
     def run(*args: str) -> str:
-        result = subprocess.run(
-            [*CLI, "audit", *args, "--data-dir", data_dir],
-            check=False,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        result = run_cli(["audit", *args, "--data-dir", data_dir], env, timeout=120)
         assert result.returncode == 0, result.stderr
         return result.stdout
 
     # Only `serve` and `migrate` create a catalog (issue #20: a mistyped --data-dir must not start an empty one).
-    created = subprocess.run(
-        [*CLI, "migrate", "--data-dir", data_dir], check=False, env=env, capture_output=True, text=True, timeout=120
-    )
+    created = run_cli(["migrate", "--data-dir", data_dir], env, timeout=120)
     assert created.returncode == 0, created.stderr
     exported = json.loads(run("export", "--json"))
     state = json.loads(run("as-of", datetime.now(UTC).isoformat(), "--json"))

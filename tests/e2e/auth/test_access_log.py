@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import pytest
 
 from tests.e2e.auth.openid_provider import AUDIENCE, OpenIdProvider
 from tests.e2e.auth.test_authorization import SCHEMA, _granted, _id, _management, _pyiceberg
-from tests.e2e.conftest import CLI, RunningCatalog, start_catalog, stop_catalog
+from tests.e2e.conftest import RunningCatalog, run_cli, start_catalog, stop_catalog
 from tests.e2e.rest_helpers import assert_error
 
 pytestmark = pytest.mark.e2e
@@ -67,14 +66,8 @@ def test_denied_and_hidden_attempts_are_recorded_outside_the_event_log(
     with psycopg.connect(dsn) as conn, pytest.raises(psycopg.errors.RestrictViolation):
         conn.execute("DELETE FROM access_audit_log")
 
-    listed = subprocess.run(
-        [*CLI, "audit", "access-log", "--json"],
-        env=authz_catalog.env,
-        capture_output=True,
-        check=True,
-        timeout=120,
-    )
-    lines = [json.loads(line) for line in listed.stdout.decode().splitlines()]
+    listed = run_cli(["audit", "access-log", "--json"], authz_catalog.env, timeout=120, check=True)
+    lines = [json.loads(line) for line in listed.stdout.splitlines()]
     assert [(r["actor"], r["request-id"]) for r in lines if r["actor"] != "oidc~admin"] == [
         ("oidc~alice", "req-alice-1"),
         ("oidc~alice", "req-alice-2"),

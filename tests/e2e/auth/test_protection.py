@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-import subprocess
-
 import httpx
 import pytest
 from pyiceberg.exceptions import NoSuchTableError
 
 from tests.e2e.auth.openid_provider import OpenIdProvider
 from tests.e2e.auth.test_authorization import SCHEMA, _granted, _id, _management, _namespace_id, _pyiceberg, _table_id
-from tests.e2e.conftest import CLI, RunningCatalog
+from tests.e2e.conftest import RunningCatalog, run_cli
 from tests.e2e.rest_helpers import assert_error
 
 pytestmark = pytest.mark.e2e
@@ -111,13 +109,9 @@ def test_protected_objects_are_dropped_only_when_forced_by_a_warehouse_modifier(
     )
     assert actors == "oidc~admin"
     env = authz_catalog.env
-    verify = subprocess.run(
-        [*CLI, "audit", "verify", "protection"], env=env, capture_output=True, text=True, check=False
-    )
+    verify = run_cli(["audit", "verify", "protection"], env)
     assert verify.returncode == 0, verify.stdout + verify.stderr
-    rebuild = subprocess.run(
-        [*CLI, "projections", "rebuild", "protection"], env=env, capture_output=True, text=True, check=False
-    )
+    rebuild = run_cli(["projections", "rebuild", "protection"], env)
     assert rebuild.returncode == 0, rebuild.stdout + rebuild.stderr
     assert management.get(f"/warehouse/{warehouse}").json()["protected"] is True
     assert management.get(f"/warehouse/{warehouse}/table/{items}/protection").json()["protected"] is True

@@ -4,7 +4,6 @@ and a Spark write to an imported table is what pyiceberg then reads through cata
 
 from __future__ import annotations
 
-import subprocess
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,7 +16,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.transforms import IdentityTransform
 from pyiceberg.types import DateType, LongType, NestedField, StringType
 
-from tests.e2e.conftest import CLI, RunningCatalog
+from tests.e2e.conftest import RunningCatalog, run_cli
 from tests.e2e.spark.conftest import CATALOG, WAREHOUSE, warehouse_dir
 
 if TYPE_CHECKING:
@@ -62,14 +61,7 @@ def test_spark_reads_imported_tables_as_pyiceberg_reads_the_source(
     source.create_table("adopted.empty", SCHEMA, location=(inside / "empty").as_uri())
 
     pairs = [arg for key, value in props.items() for arg in ("--source", f"{key}={value}")]
-    done = subprocess.run(
-        [*CLI, "import", *pairs, "--catalog-name", "spark_src", "--warehouse", WAREHOUSE],
-        env=spark_catalog.env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = run_cli(["import", *pairs, "--catalog-name", "spark_src", "--warehouse", WAREHOUSE], spark_catalog.env)
     assert done.returncode == 0, done.stderr
 
     theirs = source.load_table("adopted.orders").scan().to_arrow()
