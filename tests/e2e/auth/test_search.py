@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.e2e.auth.openid_provider import OpenIdProvider
 from tests.e2e.auth.test_authorization import SCHEMA, _granted, _id, _management, _pyiceberg, _table_id
-from tests.e2e.conftest import CLI, RunningCatalog
+from tests.e2e.conftest import RunningCatalog, spawn_server
 from tests.e2e.rest_helpers import assert_error
 
 pytestmark = pytest.mark.e2e
@@ -21,12 +21,8 @@ pytestmark = pytest.mark.e2e
 @contextmanager
 def _search_projector(catalog: RunningCatalog) -> Iterator[None]:
     """With an external database `serve` runs no projectors: run the search one as its own process, as deployed."""
-    process = subprocess.Popen(
-        [*CLI, "projector", "run", "tabular_search", "--poll-seconds", "0.1"],
-        env={**os.environ, **catalog.env},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    args = ["projector", "run", "tabular_search", "--poll-seconds", "0.1"]
+    process = spawn_server(args, {**os.environ, **catalog.env}, Path(os.devnull))
     try:
         yield
     finally:
