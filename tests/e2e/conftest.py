@@ -9,10 +9,8 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
@@ -21,26 +19,17 @@ import httpx
 import pytest
 from msgspec import Struct
 
-from tests.e2e.server_zygote import DISABLE_VARIABLE, ForkedProcess, Zygote
+from tests.e2e.forked import CLI, ForkedProcess, run_cli, spawn_server  # noqa: F401 - CLI, run_cli: for the tests
 from tests.integration.s3_server import s3_endpoint  # noqa: F401 - the moto S3 fixture
 from tests.integration.store_emulators import azurite, gcs_emulator  # noqa: F401 - Azurite, the GCS emulator
 
 T = TypeVar("T")
-CLI = [sys.executable, "-m", "api"]
 # The moto S3 server (and other test endpoints) listen on 127.0.0.1: allowed for every test server unless
 # its environment says otherwise (the production default allows AWS's own endpoints only).
 TEST_ALLOWED_HOSTS = {"CATALOG_ES__S3_ENDPOINT_ALLOWED_HOSTS": "127.0.0.1"}
 # `KEY=VALUE` pairs (whitespace-separated) every test server gets unless its test sets the key itself: runs
 # a suite under another setting, even servers started without the caller's environment (test_conformance).
 SERVER_ENV_VARIABLE = "CATALOG_ES_TEST_SERVER_ENV"
-
-
-# The environment of this test process as the suite set it up (tests/conftest.py), before any test changed it:
-# the zygote's own, and so the one its forked servers were imported under.
-ZYGOTE_ENV = dict(os.environ)
-_ZYGOTE: list[Zygote] = []
-# Set by pytest around each test (the server never reads it): no reason for a fresh interpreter.
-PYTEST_BOOKKEEPING = {"PYTEST_CURRENT_TEST"}
 
 
 class RunningCatalog(Struct):
@@ -105,59 +94,6 @@ def start_catalog(
             time.sleep(0.2)
     process.kill()
     raise RuntimeError(f"catalog-es serve did not become healthy: {log_path.read_text()}")
-
-
-def forkable(env: dict[str, str]) -> bool:
-    """Whether the zygote may start a server under `env`: it differs from the zygote's only in catalog-es keys.
-
-    Nothing catalog-es imports reads those at import time (settings are read when `serve` runs), so a server
-    forked from the zygote behaves as one started afresh; any other difference gets a fresh interpreter.
-    """
-    if os.environ.get(DISABLE_VARIABLE):
-        return False
-    changed = {key for key in env.keys() | ZYGOTE_ENV.keys() if env.get(key) != ZYGOTE_ENV.get(key)}
-    return all(key.startswith("CATALOG_ES_") or key in PYTEST_BOOKKEEPING for key in changed)
-
-
-def _zygote() -> Zygote:
-    """This test process's zygote, started on first use (again if it died)."""
-    if not _ZYGOTE or not _ZYGOTE[0].alive():
-        _ZYGOTE[:] = [Zygote(ZYGOTE_ENV)]
-    return _ZYGOTE[0]
-
-
-def spawn_server(args: list[str], env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes] | ForkedProcess:
-    """`python -m api ARGS` with stdout and stderr appended to `log_path`: forked from the zygote when it may be."""
-    if forkable(env):
-        return _zygote().spawn(args, env, log_path)
-    with log_path.open("ab") as log:  # the child keeps its own copy of the descriptor
-        return subprocess.Popen([*CLI, *args], env=env, stdout=log, stderr=subprocess.STDOUT)
-
-
-def run_cli(
-    args: Sequence[str], env: Mapping[str, str], *, timeout: float = 300, check: bool = False
-) -> subprocess.CompletedProcess[str]:
-    """`python -m api ARGS` to its end, its output as text: what `subprocess.run(..., capture_output=True, text=True)`
-    gives, forked from the zygote when `env` allows it (a CLI command's interpreter and imports cost ~1.3 s of CPU).
-
-    Raises: subprocess.TimeoutExpired (the command killed), and with `check` subprocess.CalledProcessError.
-    """
-    command = [*CLI, *args]
-    if not forkable(dict(env)):
-        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout, check=check)
-    with tempfile.TemporaryDirectory(prefix="cli-") as directory:
-        stdout, stderr = Path(directory) / "stdout", Path(directory) / "stderr"
-        process = _zygote().spawn(args, env, stdout, stderr)
-        try:
-            returncode = process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            raise
-        result = subprocess.CompletedProcess(command, returncode, stdout.read_text(), stderr.read_text())
-    if check:
-        result.check_returncode()
-    return result
 
 
 def eventually(check: Callable[[], T], timeout: float = 30.0) -> T:

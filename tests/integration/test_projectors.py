@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -25,6 +24,7 @@ from projections.rebuild import rebuild_projection
 from projections.registry import CATALOG, PROJECTIONS, SEARCH, STATISTICS
 from projections.runner import ProjectorRunner
 from projections.verify import verify_projection
+from tests.e2e.forked import ForkedProcess, run_cli, spawn_server
 from tests.integration.test_rebuild import _build_catalog
 
 META = EventMetadata(actor="projector-tests")
@@ -36,9 +36,7 @@ def _env(dsn: str) -> dict[str, str]:
 
 
 def _cli(dsn: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "api", *args], env=_env(dsn), capture_output=True, text=True, timeout=120, check=False
-    )
+    return run_cli(args, _env(dsn), timeout=120)
 
 
 async def _create_namespaces(store: EventStore, warehouse_id: uuid.UUID, transactions: int, per: int) -> int:
@@ -67,7 +65,7 @@ def _head(dsn: str) -> int:
     return _scalar(dsn, "SELECT position FROM catalog_event_counter")
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def _stop(process: subprocess.Popen[bytes] | ForkedProcess) -> None:
     process.terminate()
     try:
         assert process.wait(timeout=15) == 0, "SIGTERM should stop the projector cleanly"
@@ -98,9 +96,9 @@ def test_read_model_equals_a_clean_rebuild_when_the_projector_is_killed_mid_batc
 
     created = asyncio.run(seed())
     head = _head(migrated_dsn)
-    log = (tmp_path / "projector.log").open("ab")
-    command = [sys.executable, "-m", "api", "projector", "run", "catalog_statistics", "--batch-size", "50"]
-    first = subprocess.Popen([*command, "--poll-seconds", "0.2"], env=_env(migrated_dsn), stdout=log, stderr=log)
+    log = tmp_path / "projector.log"
+    command = ["projector", "run", "catalog_statistics", "--batch-size", "50", "--poll-seconds", "0.2"]
+    first = spawn_server(command, _env(migrated_dsn), log)
     try:
         _wait(lambda: 0 < _checkpoint(migrated_dsn) < head - 500)
         os.kill(first.pid, signal.SIGKILL)
@@ -111,7 +109,7 @@ def test_read_model_equals_a_clean_rebuild_when_the_projector_is_killed_mid_batc
     killed_at = _checkpoint(migrated_dsn)
     assert 0 < killed_at < head
 
-    second = subprocess.Popen([*command, "--poll-seconds", "0.2"], env=_env(migrated_dsn), stdout=log, stderr=log)
+    second = spawn_server(command, _env(migrated_dsn), log)
     try:
         _wait(lambda: _checkpoint(migrated_dsn) == head)
         # The listening connection drops: the poll fallback still picks up new commits.

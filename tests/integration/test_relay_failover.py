@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,6 +17,7 @@ from catalog_es.events import ProjectCreated
 from catalog_es.store.eventstore import EventMetadata, EventStore
 from projections.checkpoints import RelayStatus, relay_status
 from projections.relay.binding import message_position
+from tests.e2e.forked import ForkedProcess, run_cli, spawn_server
 from tests.integration.nats_server import eventually, read_stream, stream_count
 
 STREAM = "FAILOVER_EVENTS"
@@ -34,12 +34,11 @@ def _env(dsn: str, nats_url: str, **extra: str) -> dict[str, str]:
     }
 
 
-def _start_relay(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    with log.open("ab") as out:
-        return subprocess.Popen([sys.executable, "-m", "api", "relay"], env=env, stdout=out, stderr=subprocess.STDOUT)
+def _start_relay(env: dict[str, str], log: Path) -> subprocess.Popen[bytes] | ForkedProcess:
+    return spawn_server(["relay"], env, log)
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def _stop(process: subprocess.Popen[bytes] | ForkedProcess) -> None:
     if process.poll() is None:
         process.terminate()
         try:
@@ -164,13 +163,7 @@ def test_standby_relay_takes_over_when_the_leader_is_killed(open_catalog, migrat
 
 
 def test_relay_status_prints_checkpoint_head_lag_and_leader_as_json(migrated_dsn, nats_server):
-    result = subprocess.run(
-        [sys.executable, "-m", "api", "relay", "--status"],
-        env=_env(migrated_dsn, nats_server.url),
-        capture_output=True,
-        check=True,
-        timeout=120,
-    )
+    result = run_cli(["relay", "--status"], _env(migrated_dsn, nats_server.url), timeout=120, check=True)
     status = json.loads(result.stdout)
     assert status == {
         "relay": STREAM,

@@ -5,14 +5,12 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import psycopg
 
 from api.runtime.database import migrate
-
-CLI = [sys.executable, "-m", "api"]
+from tests.e2e.forked import run_cli
 
 
 def _newer(dsn: str) -> None:
@@ -23,14 +21,7 @@ def _newer(dsn: str) -> None:
 
 def _run(args: list[str], dsn: str, tmp_path: Path, **extra: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "CATALOG_ES__PG_DSN": dsn, "CATALOG_ES__LOG_LEVEL": "warning", **extra}
-    return subprocess.run(
-        [*CLI, *args, "--data-dir", str(tmp_path / "data")],
-        check=False,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_cli([*args, "--data-dir", str(tmp_path / "data")], env, timeout=120)
 
 
 def test_migrate_refuses_a_database_migrated_by_a_newer_version(pg_dsn: str, tmp_path: Path) -> None:

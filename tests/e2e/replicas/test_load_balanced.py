@@ -11,7 +11,6 @@ import asyncio
 import os
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from msgspec import Struct
 
 from projections.relay.binding import message_position
 from tests.e2e.conftest import RunningCatalog, free_port, start_catalog
+from tests.e2e.forked import ForkedProcess, spawn_server
 from tests.e2e.rest_helpers import append_snapshot_updates, main_snapshot_id
 from tests.integration.nats_server import NatsServer, read_stream, stream_count
 
@@ -39,7 +39,6 @@ WRITERS = 32
 COMMITS_PER_WRITER = 4  # acknowledged commits each writer makes: 128 in all
 COLD_TABLES = 4
 STREAM = "REPLICA_EVENTS"
-CLI = [sys.executable, "-m", "api"]
 
 
 class Cluster(Struct):
@@ -48,7 +47,7 @@ class Cluster(Struct):
     dsn: str
     env: dict[str, str]
     nats: NatsServer
-    helpers: dict[str, subprocess.Popen[bytes]]
+    helpers: dict[str, subprocess.Popen[bytes] | ForkedProcess]
     logs: Path
 
 
@@ -81,7 +80,7 @@ def _spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[
         return subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT)
 
 
-def _kill_tree(process: subprocess.Popen[bytes]) -> None:
+def _kill_tree(process: subprocess.Popen[bytes] | ForkedProcess) -> None:
     """SIGKILL a process and its uvicorn workers (a replica dies as a whole, nothing drained)."""
     with_children = [*psutil.Process(process.pid).children(recursive=True), psutil.Process(process.pid)]
     for proc in with_children:
@@ -89,7 +88,7 @@ def _kill_tree(process: subprocess.Popen[bytes]) -> None:
     psutil.wait_procs(with_children, timeout=30)
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def _stop(process: subprocess.Popen[bytes] | ForkedProcess) -> None:
     if process.poll() is None:
         process.terminate()
         try:
@@ -123,7 +122,7 @@ def cluster(pg_dsn: str, tmp_path: Path) -> Iterator[Cluster]:
         "CATALOG_ES__NATS__STREAM": STREAM,
     }
     replicas: list[RunningCatalog] = []
-    helpers: dict[str, subprocess.Popen[bytes]] = {}
+    helpers: dict[str, subprocess.Popen[bytes] | ForkedProcess] = {}
     try:
         for _ in range(REPLICAS):
             replicas.append(start_catalog(tmp_path / "data", env))
@@ -131,8 +130,8 @@ def cluster(pg_dsn: str, tmp_path: Path) -> Iterator[Cluster]:
         config = tmp_path / "haproxy.cfg"
         config.write_text(_haproxy_config(lb_port, replicas))
         helpers["haproxy"] = _spawn(["haproxy", "-f", str(config), "-db"], env, tmp_path / "haproxy.log")
-        helpers["relay"] = _spawn([*CLI, "relay"], env, tmp_path / "relay.log")
-        helpers["projector"] = _spawn([*CLI, "projector", "run", "--all"], env, tmp_path / "projector.log")
+        helpers["relay"] = spawn_server(["relay"], env, tmp_path / "relay.log")
+        helpers["projector"] = spawn_server(["projector", "run", "--all"], env, tmp_path / "projector.log")
         lb_url = f"http://127.0.0.1:{lb_port}"
         _wait_healthy(lb_url)
         yield Cluster(replicas=replicas, lb_url=lb_url, dsn=pg_dsn, env=env, nats=nats, helpers=helpers, logs=tmp_path)
@@ -226,7 +225,7 @@ def test_every_acknowledged_commit_is_kept_once_when_replicas_and_the_relay_fail
         time.sleep(0.05)
     _kill_tree(cluster.replicas[1].process)
     _kill_tree(cluster.helpers["relay"])
-    cluster.helpers["relay"] = _spawn([*CLI, "relay"], cluster.env, cluster.logs / "relay.log")
+    cluster.helpers["relay"] = spawn_server(["relay"], cluster.env, cluster.logs / "relay.log")
     for thread in threads:
         thread.join(timeout=600)
     elapsed = time.perf_counter() - began
