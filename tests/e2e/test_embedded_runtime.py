@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import httpx
 import psutil
 from cloudevents.core.formats.json import JSONFormat
 
-from tests.e2e.conftest import CLI, run_cli, start_catalog, stop_catalog
+from tests.e2e.conftest import run_cli, start_catalog, stop_catalog
 
 
 def _embedded_env() -> dict[str, str]:
@@ -28,14 +27,8 @@ def _postgres_processes(data_dir: Path) -> list[psutil.Process]:
 
 
 def _tail(data_dir: Path, *args: str) -> list[dict[str, object]]:
-    result = subprocess.run(
-        [*CLI, "events", "tail", "--data-dir", str(data_dir), *args],
-        env=_embedded_env(),
-        capture_output=True,
-        check=True,
-        timeout=120,
-    )
-    return [json.loads(line) for line in result.stdout.decode().splitlines()]
+    result = run_cli(["events", "tail", "--data-dir", str(data_dir), *args], _embedded_env(), timeout=120, check=True)
+    return [json.loads(line) for line in result.stdout.splitlines()]
 
 
 def _prefix(base_url: str) -> str:

@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import time
 from pathlib import Path
 
 import httpx
 
 from api.runtime.embedded_nats import running_embedded_nats
-from tests.e2e.conftest import CLI, start_catalog, stop_catalog
+from tests.e2e.conftest import run_cli, start_catalog, stop_catalog
 from tests.integration.nats_server import read_stream
 
 
@@ -48,13 +47,8 @@ def test_serve_publishes_each_commit_to_its_embedded_nats_when_run_without_confi
         created = httpx.post(f"{running.base_url}/catalog/v1/{prefix}/namespaces", json={"namespace": ["sales"]})
         assert created.status_code == 200
 
-        subscribed = subprocess.run(
-            [*CLI, "events", "subscribe", "--data-dir", str(data_dir), "--from-start", "--count", "3"],
-            env=_embedded_env(),
-            capture_output=True,
-            check=True,
-            timeout=120,
-        )
+        subscribe = ["events", "subscribe", "--data-dir", str(data_dir), "--from-start", "--count", "3"]
+        subscribed = run_cli(subscribe, _embedded_env(), timeout=120, check=True)
         deadline = time.monotonic() + 30
         while _metric(running.base_url, "relay_published_total") < 3 and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -64,7 +58,7 @@ def test_serve_publishes_each_commit_to_its_embedded_nats_when_run_without_confi
     finally:
         assert stop_catalog(running) == 0
 
-    events = [json.loads(line) for line in subscribed.stdout.decode().splitlines()]
+    events = [json.loads(line) for line in subscribed.stdout.splitlines()]
     assert [event["type"] for event in events] == [
         "io.catalog-es.project.created.v1",
         "io.catalog-es.warehouse.created.v1",

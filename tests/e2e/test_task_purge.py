@@ -27,7 +27,15 @@ from pyiceberg.types import LongType, NestedField
 
 from catalog_es.locations import local_path
 from catalog_es.store.secrets import generate_secrets_key
-from tests.e2e.conftest import CLI, TEST_ALLOWED_HOSTS, RunningCatalog, eventually, start_catalog, stop_catalog
+from tests.e2e.conftest import (
+    TEST_ALLOWED_HOSTS,
+    ForkedProcess,
+    RunningCatalog,
+    eventually,
+    spawn_server,
+    start_catalog,
+    stop_catalog,
+)
 from tests.integration.s3_server import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY, make_bucket, object_keys
 
 SUCCEEDED = "io.catalog-es.task.succeeded.v1"
@@ -174,11 +182,12 @@ def test_purge_deletes_objects_of_s3_warehouse_when_worker_ran(
     assert object_keys(s3_endpoint, bucket, kept.location().removeprefix(f"s3://{bucket}/") + "/") == kept_keys
 
 
-def _worker(dsn: str, data_dir: Path, log: Path, *args: str, **settings: str) -> subprocess.Popen[bytes]:
+def _worker(
+    dsn: str, data_dir: Path, log: Path, *args: str, **settings: str
+) -> subprocess.Popen[bytes] | ForkedProcess:
     env = {**os.environ, **TEST_ALLOWED_HOSTS, "CATALOG_ES__PG_DSN": dsn, **settings}
     env["CATALOG_ES__FILE_STORAGE_ROOTS"] = str(data_dir.parent)
-    with log.open("ab") as output:
-        return subprocess.Popen([*CLI, "worker", *args], env=env, stdout=output, stderr=subprocess.STDOUT)
+    return spawn_server(["worker", *args], env, log)
 
 
 def _progress(dsn: str) -> int:
