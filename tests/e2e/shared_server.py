@@ -4,13 +4,14 @@ A server start costs about a second of CPU (the app, migrations, its database); 
 empty warehouse shares one server: `module_catalog` (its own database, file warehouses anywhere under the run's
 temporary directory, as a per-test server allows anywhere under its test's) and `warehouse` (a new file warehouse
 under the test's `tmp_path`, named for no other test). Import both fixtures into the module that uses them.
+A module whose tests share other settings (`serve --secure`, a secrets key) starts its own with `shared_catalog`.
 """
 
 from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -23,15 +24,27 @@ from tests.e2e.conftest import RunningCatalog, start_catalog, stop_catalog
 
 
 @contextmanager
-def shared_catalog(pg_admin_dsn: str, data_dir: Path, file_root: Path) -> Iterator[RunningCatalog]:
-    """A server on a new database (dropped afterwards) whose file warehouses may lie anywhere under `file_root`."""
+def shared_catalog(
+    pg_admin_dsn: str,
+    data_dir: Path,
+    file_root: Path,
+    settings: Mapping[str, str] | None = None,
+    args: Sequence[str] = (),
+) -> Iterator[RunningCatalog]:
+    """A server on a new database (dropped afterwards) whose file warehouses may lie anywhere under `file_root`;
+    `settings` (`CATALOG_ES__*` variables) and `args` (of `serve`) for a module whose tests share other ones."""
     name = f"m_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     dsn = make_conninfo(**{**conninfo_to_dict(pg_admin_dsn), "dbname": name})
     try:
-        env = {**os.environ, "CATALOG_ES__PG_DSN": dsn, "CATALOG_ES__FILE_STORAGE_ROOTS": str(file_root)}
-        running = start_catalog(data_dir, env)
+        env = {
+            **os.environ,
+            **(settings or {}),
+            "CATALOG_ES__PG_DSN": dsn,
+            "CATALOG_ES__FILE_STORAGE_ROOTS": str(file_root),
+        }
+        running = start_catalog(data_dir, env, args=args)
         try:
             yield running
         finally:
@@ -41,11 +54,13 @@ def shared_catalog(pg_admin_dsn: str, data_dir: Path, file_root: Path) -> Iterat
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def new_warehouse(catalog: RunningCatalog, location: Path) -> str:
-    """A new file warehouse at `location`, under a name no other test uses; returns the name."""
+def new_warehouse(catalog: RunningCatalog, location: Path, headers: Mapping[str, str] | None = None) -> str:
+    """A new file warehouse at `location`, under a name no other test uses (created with `headers`, e.g. a
+    server admin's token on a secured server); returns the name."""
     name = f"w-{uuid.uuid4().hex[:12]}"
     body = {"warehouse-name": name, "storage-profile": {"type": "file", "location": str(location)}}
-    response = httpx.post(f"{catalog.base_url}/management/v1/warehouse", json=body, timeout=30)
+    url = f"{catalog.base_url}/management/v1/warehouse"
+    response = httpx.post(url, json=body, headers=dict(headers or {}), timeout=30)
     assert response.status_code in (200, 201), response.text
     return name
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,18 +13,38 @@ import pytest
 from pyiceberg.catalog import load_catalog
 
 from catalog_es.store.secrets import generate_secrets_key
-from tests.e2e.conftest import RestApi, RunningCatalog, eventually, start_catalog, stop_catalog
+from tests.e2e.conftest import RestApi, RunningCatalog, eventually, open_rest
+from tests.e2e.shared_server import module_catalog, shared_catalog, warehouse  # noqa: F401 - fixtures
 from tests.integration.s3_server import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY, make_bucket
 
 NIL = "00000000-0000-0000-0000-000000000000"
 
 
+@pytest.fixture(scope="module")
+def s3_catalog(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningCatalog]:
+    """One server with a secrets key (for S3 credentials) for the module's S3 tests, each on a bucket of its own."""
+    data_dir = tmp_path_factory.mktemp("s3-catalog") / "data"
+    settings = {"CATALOG_ES__SECRETS_KEY": generate_secrets_key()}
+    with shared_catalog(pg_admin_dsn, data_dir, tmp_path_factory.getbasetemp(), settings) as running:
+        yield running
+
+
 @pytest.fixture
-def s3_catalog(pg_dsn: str, tmp_path: Path) -> Iterator[RunningCatalog]:
-    env = {**os.environ, "CATALOG_ES__PG_DSN": pg_dsn, "CATALOG_ES__SECRETS_KEY": generate_secrets_key()}
-    running = start_catalog(tmp_path / "data", env)
-    yield running
-    stop_catalog(running)
+def catalog(module_catalog: RunningCatalog) -> RunningCatalog:  # noqa: F811
+    """The module's one plain server (tests/e2e/shared_server.py): each test names warehouses of its own."""
+    return module_catalog
+
+
+@pytest.fixture
+def rest(module_catalog: RunningCatalog, warehouse: str) -> Iterator[RestApi]:  # noqa: F811
+    """Raw REST access to a new, empty warehouse of this test's own on the module's one plain server."""
+    with open_rest(module_catalog, warehouse) as api:
+        yield api
+
+
+def _unique(name: str) -> str:
+    """`name` with a suffix no other test's warehouse has (the tests share a server)."""
+    return f"{name}-{uuid.uuid4().hex[:8]}"
 
 
 def _lakekeeper_example(endpoint: str, bucket: str) -> dict[str, Any]:
@@ -114,26 +133,27 @@ def test_alternative_protocols_are_honoured_only_when_the_profile_allows_them(
     bucket = make_bucket(s3_endpoint)
     schema = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "required": False, "type": "long"}]}
     with httpx.Client(base_url=s3_catalog.base_url, timeout=60) as api:
-        strict = _s3_warehouse(api, s3_endpoint, bucket, "strict")
-        hadoop = _s3_warehouse(api, s3_endpoint, bucket, "hadoop", **{"allow-alternative-protocols": True})
-        for warehouse in (strict, hadoop):
-            assert api.post(f"/catalog/v1/{warehouse}/namespaces", json={"namespace": ["ns"]}).status_code == 200
+        strict_name, hadoop_name = _unique("strict"), _unique("hadoop")
+        strict = _s3_warehouse(api, s3_endpoint, bucket, strict_name)
+        hadoop = _s3_warehouse(api, s3_endpoint, bucket, hadoop_name, **{"allow-alternative-protocols": True})
+        for warehouse_id in (strict, hadoop):
+            assert api.post(f"/catalog/v1/{warehouse_id}/namespaces", json={"namespace": ["ns"]}).status_code == 200
 
-        def create(warehouse: str, name: str, location: str) -> httpx.Response:
+        def create(warehouse_id: str, name: str, location: str) -> httpx.Response:
             body = {"name": name, "schema": schema, "location": location}
-            return api.post(f"/catalog/v1/{warehouse}/namespaces/ns/tables", json=body)
+            return api.post(f"/catalog/v1/{warehouse_id}/namespaces/ns/tables", json=body)
 
-        refused = create(strict, "t", f"s3a://{bucket}/strict/ns/t")
+        refused = create(strict, "t", f"s3a://{bucket}/{strict_name}/ns/t")
         assert refused.status_code == 400, refused.text
         assert "not a sub-location" in refused.json()["error"]["message"]
 
         for scheme in ("s3a", "s3n"):
-            created = create(hadoop, f"t_{scheme}", f"{scheme}://{bucket}/hadoop/ns/t_{scheme}")
+            created = create(hadoop, f"t_{scheme}", f"{scheme}://{bucket}/{hadoop_name}/ns/t_{scheme}")
             assert created.status_code == 200, created.text
-            assert created.json()["metadata"]["location"] == f"{scheme}://{bucket}/hadoop/ns/t_{scheme}"
-            assert created.json()["metadata-location"].startswith(f"{scheme}://{bucket}/hadoop/ns/t_{scheme}/")
+            assert created.json()["metadata"]["location"] == f"{scheme}://{bucket}/{hadoop_name}/ns/t_{scheme}"
+            assert created.json()["metadata-location"].startswith(f"{scheme}://{bucket}/{hadoop_name}/ns/t_{scheme}/")
         # s3a://b/x and s3://b/x are one place: the second claim overlaps the first.
-        taken = create(hadoop, "again", f"s3://{bucket}/hadoop/ns/t_s3a/data")
+        taken = create(hadoop, "again", f"s3://{bucket}/{hadoop_name}/ns/t_s3a/data")
         assert taken.status_code == 400, taken.text
         assert "overlaps" in taken.json()["error"]["message"]
 
@@ -141,7 +161,7 @@ def test_alternative_protocols_are_honoured_only_when_the_profile_allows_them(
         "hadoop",
         type="rest",
         uri=s3_catalog.catalog_uri,
-        warehouse="hadoop",
+        warehouse=hadoop_name,
         **{"s3.access-key-id": ACCESS_KEY_ID, "s3.secret-access-key": SECRET_ACCESS_KEY},
     )
     table = catalog.load_table("ns.t_s3a")
@@ -203,9 +223,10 @@ def test_purge_by_default_is_a_warehouse_choice_and_the_spec_default_stays(
     """`purgeRequested` absent: kept (spec) unless the delete profile says `purge-by-default` (Lakekeeper-like)."""
     schema = pa.schema([("id", pa.int64())])
     with httpx.Client(base_url=catalog.base_url, timeout=30) as api:
+        names = {"spec": _unique("spec"), "lk": _unique("lk")}
         for name, delete_profile in (("spec", None), ("lk", {"type": "hard", "purge-by-default": True})):
             body = {
-                "warehouse-name": name,
+                "warehouse-name": names[name],
                 "storage-profile": {"type": "file", "location": str(tmp_path / name)},
                 "delete-profile": delete_profile,
             }
@@ -216,13 +237,14 @@ def test_purge_by_default_is_a_warehouse_choice_and_the_spec_default_stays(
 
         locations: dict[str, str] = {}
         for name in ("spec", "lk"):
-            pyiceberg = load_catalog(name, type="rest", uri=catalog.catalog_uri, warehouse=name)
+            pyiceberg = load_catalog(name, type="rest", uri=catalog.catalog_uri, warehouse=names[name])
             pyiceberg.create_namespace("ns")
             for table_name in ("dropped", "kept"):
                 table = pyiceberg.create_table(f"ns.{table_name}", schema=schema)
                 table.append(pa.table({"id": [1]}))
                 locations[f"{name}.{table_name}"] = table.location()
-            prefix = api.get("/catalog/v1/config", params={"warehouse": name}).json()["defaults"]["prefix"]
+            config = api.get("/catalog/v1/config", params={"warehouse": names[name]})
+            prefix = config.json()["defaults"]["prefix"]
             dropped = api.delete(f"/catalog/v1/{prefix}/namespaces/ns/tables/dropped")  # no purgeRequested
             assert dropped.status_code == 204, dropped.text
             explicit = api.delete(f"/catalog/v1/{prefix}/namespaces/ns/tables/kept", params={"purgeRequested": False})
@@ -260,7 +282,8 @@ def test_storage_layout_places_new_namespaces_and_tables(
     if layout is not None:
         profile["storage-layout"] = layout
     with httpx.Client(base_url=catalog.base_url, timeout=30) as api:
-        created = api.post("/management/v1/warehouse", json={"warehouse-name": "layout", "storage-profile": profile})
+        body = {"warehouse-name": _unique("layout"), "storage-profile": profile}
+        created = api.post("/management/v1/warehouse", json=body)
         assert created.status_code == 201, created.text
         prefix = f"/catalog/v1/{created.json()['warehouse-id']}"
         for namespace in (["top"], ["top", "sub b"]):

@@ -6,7 +6,7 @@ import json
 import random
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import httpx
 import pyarrow as pa
@@ -22,7 +22,7 @@ from pyiceberg.transforms import IdentityTransform
 from pyiceberg.types import LongType, NestedField
 
 from catalog_es.metadata.rebase import PARTITION_SCOPED_PROPERTY
-from tests.e2e.conftest import RestApi, RunningCatalog
+from tests.e2e.conftest import RestApi, RunningCatalog, open_rest
 from tests.e2e.rest_helpers import (
     append_snapshot_updates,
     assert_error,
@@ -32,6 +32,7 @@ from tests.e2e.rest_helpers import (
     main_snapshot_id,
     table_url,
 )
+from tests.e2e.shared_server import module_catalog, warehouse  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.e2e
 
@@ -50,8 +51,21 @@ ARROW = pa.schema([pa.field("id", pa.int64()), pa.field("part", pa.int64()), pa.
 OP_PROPERTY = "test-op"
 
 
-def client(catalog: RunningCatalog) -> Catalog:
-    return load_catalog("x", type="rest", uri=catalog.catalog_uri, warehouse="demo")
+@pytest.fixture
+def catalog(module_catalog: RunningCatalog) -> RunningCatalog:  # noqa: F811
+    """The module's one server at the default setting (tests/e2e/shared_server.py); each test on its `warehouse`."""
+    return module_catalog
+
+
+@pytest.fixture
+def rest(module_catalog: RunningCatalog, warehouse: str) -> Iterator[RestApi]:  # noqa: F811
+    """Raw REST access to a new, empty warehouse of this test's own on the module's one server."""
+    with open_rest(module_catalog, warehouse) as api:
+        yield api
+
+
+def client(catalog: RunningCatalog, warehouse_name: str) -> Catalog:
+    return load_catalog("x", type="rest", uri=catalog.catalog_uri, warehouse=warehouse_name)
 
 
 def batch(ids: list[int], part: int, writer: int) -> pa.Table:
@@ -116,8 +130,11 @@ def assert_valid_chain(table: Table) -> list[int]:
     return [s.snapshot_id for s in chain]
 
 
-def test_every_append_lands_without_a_conflict_when_twelve_writers_share_one_table(catalog: RunningCatalog) -> None:
-    ice = client(catalog)
+def test_every_append_lands_without_a_conflict_when_twelve_writers_share_one_table(
+    catalog: RunningCatalog,
+    warehouse: str,  # noqa: F811
+) -> None:
+    ice = client(catalog, warehouse)
     ice.create_namespace("hot")
     ice.create_table("hot.events", schema=SCHEMA, partition_spec=SPEC, properties=REBASE)
     # every partition has data: a first append into an empty one that races another there keeps its 409
@@ -129,7 +146,7 @@ def test_every_append_lands_without_a_conflict_when_twelve_writers_share_one_tab
     conflicts: list[str] = []
 
     def append(writer: int) -> None:
-        table = client(catalog).load_table("hot.events")
+        table = client(catalog, warehouse).load_table("hot.events")
         for i in range(appends):
             ids = [writer * 1000 + i * 10 + j for j in range(3)]
             try:
@@ -149,12 +166,12 @@ def test_every_append_lands_without_a_conflict_when_twelve_writers_share_one_tab
     assert len(assert_valid_chain(table)) == writers * appends + len(seeded)
 
 
-def test_stale_append_is_rebased_unless_the_table_opted_out(catalog: RunningCatalog) -> None:
-    ice = client(catalog)
+def test_stale_append_is_rebased_unless_the_table_opted_out(catalog: RunningCatalog, warehouse: str) -> None:  # noqa: F811
+    ice = client(catalog, warehouse)
     ice.create_namespace("cold")
     opted_out = {"catalog-es.server-side-rebase": "false", **NO_CLIENT_RETRY}
     ice.create_table("cold.events", schema=SCHEMA, partition_spec=SPEC, properties=opted_out)
-    stale = client(catalog).load_table("cold.events")
+    stale = client(catalog, warehouse).load_table("cold.events")
     ice.load_table("cold.events").append(batch([1], part=0, writer=0))
 
     with pytest.raises(CommitFailedException, match="Requirement failed: branch main"):
@@ -169,8 +186,11 @@ def test_stale_append_is_rebased_unless_the_table_opted_out(catalog: RunningCata
     assert_valid_chain(table)
 
 
-def test_stale_overwrite_is_rebased_only_when_its_partition_was_untouched(catalog: RunningCatalog) -> None:
-    ice = client(catalog)
+def test_stale_overwrite_is_rebased_only_when_its_partition_was_untouched(
+    catalog: RunningCatalog,
+    warehouse: str,  # noqa: F811
+) -> None:
+    ice = client(catalog, warehouse)
     ice.create_namespace("hot")
     ice.create_table("hot.events", schema=SCHEMA, partition_spec=SPEC, properties=SCOPED)
     ice.load_table("hot.events").append(batch([1, 2], part=0, writer=0))
@@ -188,7 +208,8 @@ def test_stale_overwrite_is_rebased_only_when_its_partition_was_untouched(catalo
     table = ice.load_table("hot.events")
     assert rows_of(table) == [(3, 1, 0), (4, 1, 1), (5, 0, 2)]
     assert_valid_chain(table)
-    events = httpx.get(f"{catalog.base_url}/management/v1/events", params={"namespace": "hot"}).json()["events"]
+    in_hot = {"warehouse": warehouse, "namespace": "hot"}  # this test's namespace, not its namesakes elsewhere
+    events = httpx.get(f"{catalog.base_url}/management/v1/events", params=in_hot).json()["events"]
     commits = [json.loads(e["data"]) if isinstance(e["data"], str) else e["data"] for e in events]
     rebased = [data["rebased"] for data in commits if "rebased" in data]
     assert rebased == [{"ref": "main", "original_base_snapshot_id": base, "new_parent_snapshot_id": moved_to}]
@@ -199,13 +220,14 @@ def test_stale_overwrite_is_rebased_only_when_its_partition_was_untouched(catalo
 
 def test_stale_overwrite_whose_filter_reaches_a_concurrent_append_is_not_rebased_past_it(
     catalog: RunningCatalog,
+    warehouse: str,  # noqa: F811
 ) -> None:
-    ice = client(catalog)
+    ice = client(catalog, warehouse)
     ice.create_namespace("hot")
     for name in ("events", "serial"):
         ice.create_table(f"hot.{name}", schema=SCHEMA, partition_spec=SPEC, properties=REBASE)
         ice.load_table(f"hot.{name}").append(batch([1], part=0, writer=0))
-    stale = client(catalog).load_table("hot.events")
+    stale = client(catalog, warehouse).load_table("hot.events")
     ice.load_table("hot.events").append(batch([5], part=1, writer=1))
     serial = ice.load_table("hot.serial")
     serial.append(batch([5], part=1, writer=1))
@@ -221,13 +243,14 @@ def test_stale_overwrite_whose_filter_reaches_a_concurrent_append_is_not_rebased
 
 def test_stale_overwrite_that_deleted_nothing_keeps_its_409_when_its_partition_was_filled_since(
     catalog: RunningCatalog,
+    warehouse: str,  # noqa: F811
 ) -> None:
-    ice = client(catalog)
+    ice = client(catalog, warehouse)
     ice.create_namespace("hot")
     for name in ("events", "serial"):
         ice.create_table(f"hot.{name}", schema=SCHEMA, partition_spec=SPEC, properties=REBASE)
         ice.load_table(f"hot.{name}").append(batch([1], part=0, writer=0))
-    stale = client(catalog).load_table("hot.events")  # partition 1 is empty at its base
+    stale = client(catalog, warehouse).load_table("hot.events")  # partition 1 is empty at its base
     ice.load_table("hot.events").append(batch([5], part=1, writer=1))
     serial = ice.load_table("hot.serial")
     serial.append(batch([5], part=1, writer=1))
@@ -240,12 +263,15 @@ def test_stale_overwrite_that_deleted_nothing_keeps_its_409_when_its_partition_w
     assert rows_of(ice.load_table("hot.events")) == rows_of(ice.load_table("hot.serial")) == [(1, 0, 0), (2, 1, 2)]
 
 
-def test_stale_append_to_a_partition_that_had_data_is_rebased_past_an_append_there(catalog: RunningCatalog) -> None:
-    ice = client(catalog)
+def test_stale_append_to_a_partition_that_had_data_is_rebased_past_an_append_there(
+    catalog: RunningCatalog,
+    warehouse: str,  # noqa: F811
+) -> None:
+    ice = client(catalog, warehouse)
     ice.create_namespace("hot")
     ice.create_table("hot.events", schema=SCHEMA, partition_spec=SPEC, properties=REBASE)
     ice.load_table("hot.events").append(batch([1], part=1, writer=0))
-    stale = client(catalog).load_table("hot.events")
+    stale = client(catalog, warehouse).load_table("hot.events")
     ice.load_table("hot.events").append(batch([2], part=1, writer=1))
 
     stale.append(batch([3], part=1, writer=2))
@@ -253,14 +279,17 @@ def test_stale_append_to_a_partition_that_had_data_is_rebased_past_an_append_the
     assert rows_of(ice.load_table("hot.events")) == [(1, 1, 0), (2, 1, 1), (3, 1, 2)]
 
 
-def test_stale_delete_is_rebased_when_nothing_since_its_base_added_data(catalog: RunningCatalog) -> None:
-    ice = client(catalog)
+def test_stale_delete_is_rebased_when_nothing_since_its_base_added_data(
+    catalog: RunningCatalog,
+    warehouse: str,  # noqa: F811
+) -> None:
+    ice = client(catalog, warehouse)
     ice.create_namespace("hot")
     ice.create_table("hot.events", schema=SCHEMA, partition_spec=SPEC, properties=REBASE)
     ice.load_table("hot.events").append(batch([1], part=0, writer=0))
     ice.load_table("hot.events").append(batch([2], part=1, writer=0))
     ice.load_table("hot.events").append(batch([3], part=2, writer=0))
-    stale = client(catalog).load_table("hot.events")
+    stale = client(catalog, warehouse).load_table("hot.events")
     ice.load_table("hot.events").delete(EqualTo("part", 1))  # removes a file, adds none
 
     stale.delete(EqualTo("part", 2))
@@ -312,12 +341,15 @@ def committed_order(table: Table, chain: list[int]) -> list[str]:
 
 @pytest.mark.parametrize(("seed", "properties"), [(7, SCOPED), (19, REBASE)], ids=["partition-scoped", "default"])
 def test_concurrent_random_writes_equal_the_same_writes_serialised(
-    catalog: RunningCatalog, seed: int, properties: dict[str, str]
+    catalog: RunningCatalog,
+    warehouse: str,  # noqa: F811
+    seed: int,
+    properties: dict[str, str],
 ) -> None:
     writers, per_writer = 5, 8
     rng = random.Random(seed)
     plans = {w: random_ops(rng, w, per_writer) for w in range(writers)}
-    ice = client(catalog)
+    ice = client(catalog, warehouse)
     ice.create_namespace("eq")
     ice.create_table("eq.hot", schema=SCHEMA, partition_spec=SPEC, properties=properties)
     retries: Counter[str] = Counter()
@@ -325,7 +357,7 @@ def test_concurrent_random_writes_equal_the_same_writes_serialised(
     appends_retried_on_a_filled_partition: list[str] = []
 
     def write(writer: int) -> None:
-        table = client(catalog).load_table("eq.hot")
+        table = client(catalog, warehouse).load_table("eq.hot")
         for op in plans[writer]:
             while True:  # a client-side retry, as Iceberg's own: refresh and redo
                 try:
@@ -398,11 +430,14 @@ def test_stale_commit_keeps_its_409_when_a_manifest_list_cannot_be_read(rest: Re
     assert main_snapshot_id(load_table(rest, "hot", "events")["metadata"]) == 1
 
 
-def test_stale_append_to_a_format_v1_table_is_rebased_without_sequence_numbers(catalog: RunningCatalog) -> None:
-    ice = client(catalog)
+def test_stale_append_to_a_format_v1_table_is_rebased_without_sequence_numbers(
+    catalog: RunningCatalog,
+    warehouse: str,  # noqa: F811
+) -> None:
+    ice = client(catalog, warehouse)
     ice.create_namespace("hot")
     ice.create_table("hot.v1", schema=SCHEMA, partition_spec=SPEC, properties={**REBASE, "format-version": "1"})
-    stale = client(catalog).load_table("hot.v1")
+    stale = client(catalog, warehouse).load_table("hot.v1")
     ice.load_table("hot.v1").append(batch([1], part=0, writer=0))
     ice.load_table("hot.v1").append(batch([2], part=1, writer=0))
 
@@ -421,20 +456,34 @@ def test_stale_append_to_a_format_v1_table_is_rebased_without_sequence_numbers(c
 # --- per warehouse: POST /management/v1/warehouse/{id}/server-side-rebase -----------------------------
 
 
-def demo_warehouse(catalog: RunningCatalog) -> str:
+def id_of_warehouse(catalog: RunningCatalog, name: str) -> str:
     listed = httpx.get(f"{catalog.base_url}/management/v1/warehouse", timeout=30).json()["warehouses"]
-    return str(next(item["id"] for item in listed if item["name"] == "demo"))
+    return str(next(item["id"] for item in listed if item["name"] == name))
 
 
-def set_warehouse_mode(catalog: RunningCatalog, warehouse: str, body: object) -> httpx.Response:
-    url = f"{catalog.base_url}/management/v1/warehouse/{warehouse}/server-side-rebase"
+def mode_events(catalog: RunningCatalog) -> list[tuple[str, object]]:
+    """(warehouse id, mode) of every warehouse.server-side-rebase-updated event on the server, in log order."""
+    found: list[tuple[str, object]] = []
+    params: dict[str, str | int] = {"type": "warehouse.server-side-rebase-updated", "pageSize": 1000}
+    while True:
+        page = httpx.get(f"{catalog.base_url}/management/v1/events", params=params, timeout=30).json()
+        for event in page["events"]:
+            data = json.loads(event["data"]) if isinstance(event["data"], str) else event["data"]
+            found.append((data["warehouse_id"], data["mode"]))
+        if not page.get("next-page-token"):
+            return found
+        params["pageToken"] = page["next-page-token"]
+
+
+def set_warehouse_mode(catalog: RunningCatalog, warehouse_id: str, body: object) -> httpx.Response:
+    url = f"{catalog.base_url}/management/v1/warehouse/{warehouse_id}/server-side-rebase"
     return httpx.post(url, json=body, timeout=30)
 
 
-def warehouse_mode(catalog: RunningCatalog, warehouse: str) -> object:
-    got = httpx.get(f"{catalog.base_url}/management/v1/warehouse/{warehouse}", timeout=30).json()
+def warehouse_mode(catalog: RunningCatalog, warehouse_id: str) -> object:
+    got = httpx.get(f"{catalog.base_url}/management/v1/warehouse/{warehouse_id}", timeout=30).json()
     listed = httpx.get(f"{catalog.base_url}/management/v1/warehouse", timeout=30).json()["warehouses"]
-    assert [item["server-side-rebase"] for item in listed if item["id"] == warehouse] == [got["server-side-rebase"]]
+    assert [item["server-side-rebase"] for item in listed if item["id"] == warehouse_id] == [got["server-side-rebase"]]
     return got["server-side-rebase"]
 
 
@@ -459,55 +508,57 @@ def stale_append_lands(ice: Catalog, name: str, writer: int) -> bool:
     return True
 
 
-def test_warehouse_mode_overrides_the_server_setting_and_null_falls_back_to_it(catalog: RunningCatalog) -> None:
+def test_warehouse_mode_overrides_the_server_setting_and_null_falls_back_to_it(
+    catalog: RunningCatalog,
+    warehouse: str,  # noqa: F811
+) -> None:
     """The server runs at its default (`on`); the table property still decides under `opt-in` and opts a table
     out under `on`."""
-    warehouse = demo_warehouse(catalog)
-    ice = client(catalog)
+    own_id = id_of_warehouse(catalog, warehouse)
+    before = mode_events(catalog)  # the module's other tests share the server, and its log
+    ice = client(catalog, warehouse)
     ice.create_namespace("wh")
     ice.create_table("wh.plain", schema=SCHEMA, partition_spec=SPEC, properties=NO_CLIENT_RETRY)
     ice.create_table("wh.opted", schema=SCHEMA, partition_spec=SPEC, properties=REBASE)
     opted_out = {"catalog-es.server-side-rebase": "false", **NO_CLIENT_RETRY}
     ice.create_table("wh.opted_out", schema=SCHEMA, partition_spec=SPEC, properties=opted_out)
-    assert warehouse_mode(catalog, warehouse) is None
+    assert warehouse_mode(catalog, own_id) is None
     assert stale_append_lands(ice, "wh.plain", 1) is True  # the server's `on`: no property needed
 
-    assert set_warehouse_mode(catalog, warehouse, {"mode": "off"}).status_code == 204
-    assert warehouse_mode(catalog, warehouse) == "off"
+    assert set_warehouse_mode(catalog, own_id, {"mode": "off"}).status_code == 204
+    assert warehouse_mode(catalog, own_id) == "off"
     assert stale_append_lands(ice, "wh.opted", 2) is False  # the property alone no longer opts in
     assert stale_append_lands(ice, "wh.plain", 3) is False
 
-    assert set_warehouse_mode(catalog, warehouse, {"mode": "opt-in"}).status_code == 204
+    assert set_warehouse_mode(catalog, own_id, {"mode": "opt-in"}).status_code == 204
     assert stale_append_lands(ice, "wh.opted", 4) is True
     assert stale_append_lands(ice, "wh.plain", 5) is False
 
-    assert set_warehouse_mode(catalog, warehouse, {"mode": "on"}).status_code == 204
-    assert warehouse_mode(catalog, warehouse) == "on"
+    assert set_warehouse_mode(catalog, own_id, {"mode": "on"}).status_code == 204
+    assert warehouse_mode(catalog, own_id) == "on"
     assert stale_append_lands(ice, "wh.plain", 6) is True
     assert stale_append_lands(ice, "wh.opted_out", 7) is False
 
-    assert set_warehouse_mode(catalog, warehouse, {"mode": None}).status_code == 204  # back to the server's
-    assert warehouse_mode(catalog, warehouse) is None
+    assert set_warehouse_mode(catalog, own_id, {"mode": None}).status_code == 204  # back to the server's
+    assert warehouse_mode(catalog, own_id) is None
     assert stale_append_lands(ice, "wh.plain", 8) is True
     assert stale_append_lands(ice, "wh.opted_out", 9) is False
-    assert set_warehouse_mode(catalog, warehouse, {}).status_code == 204  # absent: the same as null
-    assert warehouse_mode(catalog, warehouse) is None
+    assert set_warehouse_mode(catalog, own_id, {}).status_code == 204  # absent: the same as null
+    assert warehouse_mode(catalog, own_id) is None
 
-    events = httpx.get(
-        f"{catalog.base_url}/management/v1/events",
-        params={"type": "warehouse.server-side-rebase-updated"},
-        timeout=30,
-    ).json()["events"]
-    data = [json.loads(e["data"]) if isinstance(e["data"], str) else e["data"] for e in events]
-    assert [(item["warehouse_id"], item["mode"]) for item in data] == [
-        (warehouse, mode) for mode in ("off", "opt-in", "on", None, None)
-    ]
+    # every such event since the test began (for any warehouse) is one of its own five, in order
+    assert mode_events(catalog) == [*before, *((own_id, mode) for mode in ("off", "opt-in", "on", None, None))]
 
 
-def test_warehouse_mode_route_refuses_a_bad_mode_and_a_missing_warehouse(catalog: RunningCatalog) -> None:
-    warehouse = demo_warehouse(catalog)
+def test_warehouse_mode_route_refuses_a_bad_mode_and_a_missing_warehouse(
+    catalog: RunningCatalog,
+    warehouse: str,  # noqa: F811
+) -> None:
+    own_id = id_of_warehouse(catalog, warehouse)
+    before = mode_events(catalog)
     for body in ({"mode": "always"}, {"mode": True}, {"mode": "on", "colour": "red"}, ["on"]):
-        assert_error(set_warehouse_mode(catalog, warehouse, body), 400, "BadRequestException")
-    assert warehouse_mode(catalog, warehouse) is None  # nothing recorded
+        assert_error(set_warehouse_mode(catalog, own_id, body), 400, "BadRequestException")
+    assert warehouse_mode(catalog, own_id) is None  # nothing recorded
     missing = set_warehouse_mode(catalog, "00000000-0000-0000-0000-00000000beef", {"mode": "on"})
     assert "does not exist" in assert_error(missing, 404, "NoSuchWarehouseException")
+    assert mode_events(catalog) == before  # nothing recorded for any warehouse

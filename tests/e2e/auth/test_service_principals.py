@@ -18,6 +18,7 @@ import httpx
 import psycopg
 import pyarrow as pa
 import pytest
+from msgspec import Struct
 from psycopg import sql
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import ForbiddenError, NoSuchTableError, OAuthError
@@ -30,31 +31,40 @@ from catalog_es.store.secrets import SecretStore, generate_secrets_key, parse_se
 from tests.e2e.auth.conftest import bootstrapped, catalog_server
 from tests.e2e.auth.openid_provider import OpenIdProvider
 from tests.e2e.conftest import CLI, RunningCatalog, eventually, start_catalog, stop_catalog
+from tests.e2e.shared_server import new_warehouse, shared_catalog
 
 pytestmark = pytest.mark.e2e
 
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=False))
 ROWS = pa.table({"id": pa.array([1, 2, 3], type=pa.int64())})
+SECURE = "--secure"
 _CREDENTIAL = re.compile(r"credential=\"?([0-9a-f-]{36}:[A-Za-z0-9_-]+)\"?")
 
 
+class SecureServer(Struct):
+    """A `serve --secure` server, its secrets key and the first admin's credential (printed at its start)."""
+
+    running: RunningCatalog
+    secrets_key: str
+    admin_credential: str
+
+
 class Secured:
-    def __init__(self, running: RunningCatalog, secrets_key: str, admin_credential: str) -> None:
-        self.running, self.secrets_key, self.admin_credential = running, secrets_key, admin_credential
+    """A test's view of the module's secure server: the test's own warehouse on it (pyiceberg's default)."""
+
+    def __init__(self, server: SecureServer, warehouse: str) -> None:
+        self.running, self.secrets_key = server.running, server.secrets_key
+        self.admin_credential, self.warehouse = server.admin_credential, warehouse
 
     @property
     def dsn(self) -> str:
         return self.running.env["CATALOG_ES__PG_DSN"]
 
     def token(self, credential: str) -> httpx.Response:
-        client_id, secret = credential.split(":", 1)
-        form = {"grant_type": "client_credentials", "client_id": client_id, "client_secret": secret, "scope": "catalog"}
-        return httpx.post(f"{self.running.catalog_uri}/v1/oauth/tokens", data=form, timeout=30)
+        return _token(self.running, credential)
 
     def bearer(self, credential: str) -> str:
-        response = self.token(credential)
-        assert response.status_code == 200, response.text
-        return str(response.json()["access_token"])
+        return _bearer(self.running, credential)
 
     def management(self, credential: str | None = None) -> httpx.Client:
         headers = {"Authorization": f"Bearer {self.bearer(credential or self.admin_credential)}"}
@@ -62,7 +72,7 @@ class Secured:
 
     def pyiceberg(self, credential: str) -> Catalog:
         uri = self.running.catalog_uri
-        return load_catalog(uri, type="rest", uri=uri, warehouse="demo", credential=credential, scope="catalog")
+        return load_catalog(uri, type="rest", uri=uri, warehouse=self.warehouse, credential=credential, scope="catalog")
 
     def load(self, token: str) -> httpx.Response:
         """An authenticated request any caller may make (who am I), to see whether the token is accepted."""
@@ -70,15 +80,25 @@ class Secured:
         return httpx.get(f"{self.running.base_url}/management/v1/whoami", headers=headers)
 
 
+def _token(running: RunningCatalog, credential: str) -> httpx.Response:
+    client_id, secret = credential.split(":", 1)
+    form = {"grant_type": "client_credentials", "client_id": client_id, "client_secret": secret, "scope": "catalog"}
+    return httpx.post(f"{running.catalog_uri}/v1/oauth/tokens", data=form, timeout=30)
+
+
+def _bearer(running: RunningCatalog, credential: str) -> str:
+    response = _token(running, credential)
+    assert response.status_code == 200, response.text
+    return str(response.json()["access_token"])
+
+
+def _secure_settings(secrets_key: str, **settings: str) -> dict[str, str]:
+    return {"CATALOG_ES__SECRETS_KEY": secrets_key, "CATALOG_ES__NATS__ENABLED": "false", **settings}
+
+
 def _start(tmp_path: Path, pg_dsn: str, secrets_key: str, **settings: str) -> RunningCatalog:
-    env = {
-        **os.environ,
-        "CATALOG_ES__PG_DSN": pg_dsn,
-        "CATALOG_ES__SECRETS_KEY": secrets_key,
-        "CATALOG_ES__NATS__ENABLED": "false",
-        **settings,
-    }
-    return start_catalog(tmp_path / "data", env, args=["--secure"])
+    env = {**os.environ, "CATALOG_ES__PG_DSN": pg_dsn, **_secure_settings(secrets_key, **settings)}
+    return start_catalog(tmp_path / "data", env, args=[SECURE])
 
 
 def _printed_credential(running: RunningCatalog) -> str:
@@ -89,12 +109,24 @@ def _printed_credential(running: RunningCatalog) -> str:
     return found.group(1)
 
 
-@pytest.fixture
-def secured(pg_dsn: str, tmp_path: Path) -> Iterator[Secured]:
+@pytest.fixture(scope="module")
+def secure_server(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureServer]:
+    """One `serve --secure` server (default settings, a database of its own) for the tests that need no other:
+    each works in a warehouse of its own and on principals of its own, and the server's first admin (made by
+    its start, before any test) is the same for all."""
     secrets_key = generate_secrets_key()
-    running = _start(tmp_path, pg_dsn, secrets_key)
-    yield Secured(running, secrets_key, _printed_credential(running))
-    stop_catalog(running)
+    data_dir = tmp_path_factory.mktemp("secure") / "data"
+    file_root = tmp_path_factory.getbasetemp()
+    with shared_catalog(pg_admin_dsn, data_dir, file_root, _secure_settings(secrets_key), [SECURE]) as running:
+        yield SecureServer(running, secrets_key, _printed_credential(running))
+
+
+@pytest.fixture
+def secured(secure_server: SecureServer, tmp_path: Path) -> Secured:
+    """The module's secure server, with a new warehouse of this test's own that the first admin created."""
+    running = secure_server.running
+    headers = {"Authorization": f"Bearer {_bearer(running, secure_server.admin_credential)}"}
+    return Secured(secure_server, new_warehouse(running, tmp_path / "warehouse", headers))
 
 
 def _create_principal(secured: Secured, name: str) -> dict[str, str]:
@@ -115,7 +147,11 @@ def _seed(secured: Secured) -> Catalog:
 
 def _grant_select(secured: Secured, user_id: str, table: str) -> None:
     with psycopg.connect(secured.dsn) as conn:
-        row = conn.execute("SELECT id, warehouse_id FROM tables WHERE name = %s", (table,)).fetchone()
+        row = conn.execute(
+            "SELECT t.id, t.warehouse_id FROM tables t JOIN warehouses w ON w.id = t.warehouse_id"
+            " WHERE t.name = %s AND w.name = %s",
+            (table, secured.warehouse),
+        ).fetchone()
     assert row is not None
     with secured.management() as admin:
         body = {"writes": [{"type": "select", "user": user_id}], "deletes": []}
@@ -363,7 +399,8 @@ def test_no_secret_in_the_log_or_any_table(secured: Secured) -> None:
     with psycopg.connect(secured.dsn) as conn:
         events = conn.execute("SELECT type, data::text FROM catalog_events WHERE type LIKE '%service-principal%'")
         rows = events.fetchall()
-    assert {row[0] for row in rows} >= {
+    # the module's other tests share the database: this test's principal's own events, secret-free like all
+    assert {row[0] for row in rows if principal["client-id"] in row[1]} >= {
         "io.catalog-es.service-principal.created.v1",
         "io.catalog-es.service-principal.secret-rotated.v1",
     }
