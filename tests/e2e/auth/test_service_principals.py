@@ -8,7 +8,6 @@ import base64
 import json
 import os
 import re
-import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -30,7 +29,7 @@ from api.auth.setup import TOKEN_SIGNING_PURPOSE
 from catalog_es.store.secrets import SecretStore, generate_secrets_key, parse_secrets_key
 from tests.e2e.auth.conftest import bootstrapped, catalog_server
 from tests.e2e.auth.openid_provider import OpenIdProvider
-from tests.e2e.conftest import CLI, RunningCatalog, eventually, start_catalog, stop_catalog
+from tests.e2e.conftest import RunningCatalog, eventually, run_cli, start_catalog, stop_catalog
 from tests.e2e.shared_server import new_warehouse, shared_catalog
 
 pytestmark = pytest.mark.e2e
@@ -222,14 +221,7 @@ def test_a_revocation_by_another_process_reaches_the_server_through_the_log(secu
     token = secured.bearer(reader["credential"])
     assert secured.load(token).status_code == 200
     env = {**secured.running.env}
-    done = subprocess.run(
-        [*CLI, "principal", "revoke", reader["client-id"]],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_cli(["principal", "revoke", reader["client-id"]], env, timeout=120)
     assert done.returncode == 0, done.stderr
     started = time.monotonic()
     assert eventually(lambda: secured.load(token).status_code == 401, timeout=5.0)
@@ -253,21 +245,12 @@ def test_rotation_replaces_the_secret_and_its_tokens(secured: Secured) -> None:
 
 def test_the_cli_creates_a_principal_that_pyiceberg_uses(secured: Secured) -> None:
     env = {**secured.running.env}
-    done = subprocess.run(
-        [*CLI, "principal", "create", "from-cli", "--server-admin", "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_cli(["principal", "create", "from-cli", "--server-admin", "--json"], env, timeout=120)
     assert done.returncode == 0, done.stderr
     created = json.loads(done.stdout)
     catalog = eventually(lambda: _loads(secured, created["credential"]), timeout=5.0)
     catalog.create_namespace("from_cli")
-    listed = subprocess.run(
-        [*CLI, "principal", "list"], env=env, capture_output=True, text=True, timeout=120, check=False
-    )
+    listed = run_cli(["principal", "list"], env, timeout=120)
     assert created["client-id"] in listed.stdout
     assert created["client-secret"] not in listed.stdout
 
