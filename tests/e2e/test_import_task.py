@@ -21,7 +21,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
 from catalog_es.store.secrets import generate_secrets_key
-from tests.e2e.auth.test_service_principals import Secured, _printed_credential, _start
+from tests.e2e.auth.test_service_principals import Secured, SecureServer, _printed_credential, _start
 from tests.e2e.conftest import stop_catalog
 from tests.e2e.test_task_purge import _database
 
@@ -41,7 +41,7 @@ def secured(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iter
     secrets_key = generate_secrets_key()
     with _database(pg_admin_dsn) as dsn:
         running = _start(tmp_path_factory.mktemp("import-task"), dsn, secrets_key)
-        yield Secured(running, secrets_key, _printed_credential(running))
+        yield Secured(SecureServer(running, secrets_key, _printed_credential(running)), "demo")
         stop_catalog(running)
 
 

@@ -9,6 +9,7 @@ import pytest
 from pyiceberg.exceptions import CommitFailedException, ValidationException
 
 from tests.e2e.conftest import RunningCatalog
+from tests.e2e.spark.conftest import WAREHOUSE
 from tests.e2e.test_server_side_rebase import (
     REBASE,
     SCHEMA,
@@ -31,13 +32,13 @@ pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 def test_spark_reads_and_extends_a_table_whose_concurrent_commits_were_rebased(
     spark: SparkSession, spark_catalog: RunningCatalog, namespace: str
 ) -> None:
-    ice = client(spark_catalog)
+    ice = client(spark_catalog, WAREHOUSE)
     ice.create_table(f"{namespace}.hot", schema=SCHEMA, partition_spec=SPEC, properties=REBASE)
     rng = random.Random(23)
     plans = {writer: random_ops(rng, writer, 6) for writer in range(4)}
 
     def write(writer: int) -> None:
-        table = client(spark_catalog).load_table(f"{namespace}.hot")
+        table = client(spark_catalog, WAREHOUSE).load_table(f"{namespace}.hot")
         for op in plans[writer]:
             while True:
                 try:
