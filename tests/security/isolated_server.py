@@ -22,6 +22,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import CLI
+from tests.security.module_servers import module_database
 
 _CLONE_NEWNET = 0x40000000
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -85,26 +86,27 @@ def _wait_healthy(catalog: IsolatedCatalog) -> None:
     raise RuntimeError(f"isolated serve did not become healthy: {catalog.log.read_text()}")
 
 
-@pytest.fixture
-def isolated_catalog(pg_dsn: str, tmp_path: Path) -> Iterator[IsolatedCatalog]:
-    """The server alone in a network namespace (and a mount namespace, for its own /etc/hosts)."""
+@contextmanager
+def isolated_server(pg_dsn: str, directory: Path, file_root: Path) -> Iterator[IsolatedCatalog]:
+    """The server alone in a network namespace (and a mount namespace, for its own /etc/hosts), its data and
+    log under `directory`, its file warehouses anywhere under `file_root`."""
     if os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("ip") is None:
         pytest.skip("needs root, unshare and ip to give the server a namespace of its own")
     if "host=/" not in pg_dsn:
         pytest.skip("needs PostgreSQL on a Unix socket (the embedded server), reachable from another namespace")
-    hosts = tmp_path / "hosts"
+    hosts = directory / "hosts"
     hosts.write_text(f"127.0.0.1 localhost\n169.254.169.254 {METADATA_ALIAS}\n")
-    log = tmp_path / "serve.log"
+    log = directory / "serve.log"
     env = {
         **os.environ,
         "CATALOG_ES__PG_DSN": pg_dsn,  # the embedded server's Unix socket: no network needed
         "CATALOG_ES__S3_ENDPOINT_ALLOWED_HOSTS": f"127.0.0.1,{METADATA_ALIAS}",
-        "CATALOG_ES__FILE_STORAGE_ROOTS": str(tmp_path),  # an external database has none by default
+        "CATALOG_ES__FILE_STORAGE_ROOTS": str(file_root),  # an external database has none by default
     }
     port = 8181
     script = (
         f"mount --bind {hosts} /etc/hosts && ip link set lo up && "
-        f'exec "$@" serve --data-dir {tmp_path / "data"} --port {port}'
+        f'exec "$@" serve --data-dir {directory / "data"} --port {port}'
     )
     with log.open("ab") as output:
         process = subprocess.Popen(
@@ -124,3 +126,20 @@ def isolated_catalog(pg_dsn: str, tmp_path: Path) -> Iterator[IsolatedCatalog]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture
+def isolated_catalog(pg_dsn: str, tmp_path: Path) -> Iterator[IsolatedCatalog]:
+    """An isolated server for one test, on the test's new database."""
+    with isolated_server(pg_dsn, tmp_path, tmp_path) as catalog:
+        yield catalog
+
+
+@pytest.fixture(scope="module")
+def module_isolated_catalog(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[IsolatedCatalog]:
+    """One isolated server for the module's tests (each on warehouses of its own), on a new database; its file
+    warehouses may lie anywhere under the run's temporary directory."""
+    with module_database(pg_admin_dsn) as dsn:
+        directory = tmp_path_factory.mktemp("isolated")
+        with isolated_server(dsn, directory, tmp_path_factory.getbasetemp()) as catalog:
+            yield catalog

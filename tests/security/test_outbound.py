@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import RunningCatalog, start_catalog, stop_catalog
+from tests.e2e.shared_server import module_catalog  # noqa: F401 - fixture
 from tests.security.hostile_s3 import SECRET, hostile_endpoint
 from tests.security.isolated_server import METADATA_ALIAS, IsolatedCatalog
 
@@ -41,9 +42,22 @@ def _refused(response: httpx.Response) -> str:
 
 
 @pytest.fixture
-def api(catalog: RunningCatalog) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=catalog.base_url, timeout=60) as http:
+def api(module_catalog: RunningCatalog) -> Iterator[httpx.Client]:  # noqa: F811
+    """The module's one server (tests/e2e/shared_server.py): its tests create (or are refused) warehouses of
+    their own names."""
+    with httpx.Client(base_url=module_catalog.base_url, timeout=60) as http:
         yield http
+
+
+def _file_warehouse(http: httpx.Client, location: Path) -> str:
+    """A new file warehouse at `location`, under a name no other test uses; returns its REST prefix."""
+    name = f"w-{uuid.uuid4().hex[:12]}"
+    body = {"warehouse-name": name, "storage-profile": {"type": "file", "location": str(location)}}
+    created = http.post("/management/v1/warehouse", json=body)
+    assert created.status_code in (200, 201), created.text
+    config = http.get("/catalog/v1/config", params={"warehouse": name})
+    assert config.status_code == 200, config.text
+    return str(config.json()["defaults"]["prefix"])
 
 
 @pytest.mark.parametrize(
@@ -60,21 +74,21 @@ def api(catalog: RunningCatalog) -> Iterator[httpx.Client]:
     ],
 )
 def test_metadata_and_link_local_endpoints_are_refused_before_any_connection_when_creating_a_warehouse(
-    isolated_catalog: IsolatedCatalog, endpoint: str
+    module_isolated_catalog: IsolatedCatalog, endpoint: str
 ) -> None:
-    before = isolated_catalog.attempts_outside()
-    with isolated_catalog.client() as http:
+    before = module_isolated_catalog.attempts_outside()
+    with module_isolated_catalog.client() as http:
         response = http.post("/management/v1/warehouse", json=_warehouse(endpoint))
     assert "not allowed" in _refused(response)
-    assert isolated_catalog.attempts_outside() == before  # not even a DNS query left the server
+    assert module_isolated_catalog.attempts_outside() == before  # not even a DNS query left the server
 
 
 @pytest.mark.parametrize("location", ["s3://foreign-bucket/stolen", "gs://foreign-bucket/stolen", "abfss://c@a/x"])
 def test_file_warehouse_refuses_an_object_store_location_before_any_io_when_a_commit_sets_it(
-    isolated_catalog: IsolatedCatalog, location: str
+    module_isolated_catalog: IsolatedCatalog, location: str, tmp_path: Path
 ) -> None:
-    with isolated_catalog.client() as http:
-        prefix = http.get("/catalog/v1/config", params={"warehouse": "demo"}).json()["defaults"]["prefix"]
+    with module_isolated_catalog.client() as http:
+        prefix = _file_warehouse(http, tmp_path / "warehouse")
         base = f"/catalog/v1/{prefix}"
         assert http.post(f"{base}/namespaces", json={"namespace": ["ns"]}).status_code == 200
         schema = {
@@ -84,13 +98,13 @@ def test_file_warehouse_refuses_an_object_store_location_before_any_io_when_a_co
         }
         created = http.post(f"{base}/namespaces/ns/tables", json={"name": "t", "schema": schema})
         assert created.status_code == 200, created.text
-        before = isolated_catalog.attempts_outside()
+        before = module_isolated_catalog.attempts_outside()
         commit = {"requirements": [], "updates": [{"action": "set-location", "location": location}]}
         response = http.post(f"{base}/namespaces/ns/tables/t", json=commit)
         assert 400 <= response.status_code < 500, response.text
         assert response.json()["error"]["code"] == response.status_code
         after = http.get(f"{base}/namespaces/ns/tables/t").json()["metadata"]["location"]
-    assert isolated_catalog.attempts_outside() == before
+    assert module_isolated_catalog.attempts_outside() == before
     assert after == created.json()["metadata"]["location"]
 
 

@@ -4,6 +4,7 @@ attacked by a server admin's mistakes and by a project admin (alice, project_adm
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -24,16 +25,19 @@ def _http(catalog: RunningCatalog, idp: OpenIdProvider, client: str, base: str) 
 
 
 class Catalog:
-    """The admin's REST view of the default warehouse `demo`, plus its management API."""
+    """The admin's REST view of a file warehouse (the default `demo`, or one at `location`), plus its management
+    API."""
 
-    def __init__(self, catalog: RunningCatalog, idp: OpenIdProvider) -> None:
-        self.server, self.idp = catalog, idp
+    def __init__(
+        self, catalog: RunningCatalog, idp: OpenIdProvider, warehouse: str = "demo", location: Path | None = None
+    ) -> None:
+        self.server, self.idp, self.warehouse = catalog, idp, warehouse
         self.management = _http(catalog, idp, "admin", "/management/v1")
         self.rest = _http(catalog, idp, "admin", "/catalog/v1/")
-        config = self.rest.get("config", params={"warehouse": "demo"})
+        config = self.rest.get("config", params={"warehouse": warehouse})
         assert config.status_code == 200, config.text
         self.prefix = config.json()["defaults"]["prefix"]
-        self.warehouse_dir = (catalog.data_dir / "warehouse" / "demo").resolve()
+        self.warehouse_dir = (location or catalog.data_dir / "warehouse" / "demo").resolve()
         self.warehouse_dir.mkdir(parents=True, exist_ok=True)
 
     def url(self, path: str) -> str:
@@ -60,8 +64,15 @@ class Catalog:
 
 
 @pytest.fixture
-def admin(authz_catalog: RunningCatalog, idp: OpenIdProvider) -> Iterator[Catalog]:
-    catalog = Catalog(authz_catalog, idp)
+def admin(module_authz_catalog: RunningCatalog, idp: OpenIdProvider, tmp_path: Path) -> Iterator[Catalog]:
+    """The module's one server (tests/security/module_servers.py), on a new file warehouse of this test's own."""
+    location = tmp_path / "warehouse"
+    name = f"w-{uuid.uuid4().hex[:12]}"
+    with _http(module_authz_catalog, idp, "admin", "/management/v1") as management:
+        body = {"warehouse-name": name, "storage-profile": {"type": "file", "location": str(location)}}
+        created = management.post("/warehouse", json=body)
+    assert created.status_code == 201, created.text
+    catalog = Catalog(module_authz_catalog, idp, name, location)
     yield catalog
     catalog.rest.close()
     catalog.management.close()
@@ -74,7 +85,7 @@ def project_b(admin: Catalog) -> str:
     assert created.status_code == 201, created.text
     project: str = created.json()["project-id"]
     with _http(admin.server, admin.idp, "alice", "/catalog/v1/") as alice:  # alice becomes a known user
-        alice.get("config", params={"warehouse": "demo"})
+        alice.get("config", params={"warehouse": admin.warehouse})
     granted = admin.management.post(
         "/permissions/project/assignments",
         json={"writes": [{"type": "project_admin", "user": "oidc~alice"}]},

@@ -50,15 +50,30 @@ def _profile(endpoint: str, bucket: str) -> dict[str, Any]:
 
 
 def _warehouse(http: httpx.Client, endpoint: str, name: str, **extra: Any) -> str:
-    body = {"warehouse-name": name, "storage-profile": _profile(endpoint, make_bucket(endpoint))}
+    """A new S3 warehouse on a new bucket, named `name` plus a suffix no other test uses; returns its id."""
+    body = {"warehouse-name": _unique(name), "storage-profile": _profile(endpoint, make_bucket(endpoint))}
     response = http.post("/management/v1/warehouse", json={**body, "storage-credential": CREDENTIAL, **extra})
     assert response.status_code == 201, response.text
     return str(response.json()["warehouse-id"])
 
 
+def _unique(name: str) -> str:
+    """`name` with a suffix: the module's tests share one server (tests/security/module_servers.py)."""
+    return f"{name}-{uuid.uuid4().hex[:8]}"
+
+
 def _rows(catalog: RunningCatalog, query: str, *params: object) -> list[tuple[Any, ...]]:
     with psycopg.connect(catalog.env["CATALOG_ES__PG_DSN"]) as conn:
         return conn.execute(query, params).fetchall()
+
+
+# An idempotency record's identity (its primary key).
+RECORD = "key, principal, project, fingerprint"
+
+
+def _idempotency_records(catalog: RunningCatalog) -> set[tuple[Any, ...]]:
+    """The identities of the idempotency records stored so far."""
+    return set(_rows(catalog, f"SELECT {RECORD} FROM idempotency_keys"))
 
 
 def _grant(admin: httpx.Client, path: str, privilege: str, user: str, **headers: str) -> None:
@@ -83,17 +98,18 @@ def _table(admin: httpx.Client, warehouse: str, namespace: str, name: str, key: 
 
 
 def test_project_admin_of_b_cannot_create_a_warehouse_in_project_a_by_body_project_id(
-    keyed_authz_catalog: RunningCatalog, idp: OpenIdProvider, s3_endpoint: str
+    module_keyed_authz_catalog: RunningCatalog, idp: OpenIdProvider, s3_endpoint: str
 ) -> None:
-    admin = _client(keyed_authz_catalog, idp, "admin")
+    admin = _client(module_keyed_authz_catalog, idp, "admin")
     project_b = admin.post("/management/v1/project", json={"project-name": "B"}).json()["project-id"]
-    alice = _client(keyed_authz_catalog, idp, "alice", project=project_b)
+    alice = _client(module_keyed_authz_catalog, idp, "alice", project=project_b)
     _known(alice)
     _grant(admin, "project", "project_admin", "oidc~alice", **{"x-project-id": project_b})
     _warehouse(alice, s3_endpoint, "own")  # she may create in her own project
 
+    stolen = _unique("stolen")
     body = {
-        "warehouse-name": "stolen",
+        "warehouse-name": stolen,
         "storage-profile": _profile(s3_endpoint, make_bucket(s3_endpoint)),
         "storage-credential": CREDENTIAL,
         "project-id": str(NIL_PROJECT_ID),
@@ -101,16 +117,16 @@ def test_project_admin_of_b_cannot_create_a_warehouse_in_project_a_by_body_proje
     response = alice.post("/management/v1/warehouse", json=body)
 
     assert_error(response, 404, "NoSuchProjectException")  # project A does not exist for her
-    assert _rows(keyed_authz_catalog, "SELECT id FROM warehouses WHERE name = 'stolen'") == []
+    assert _rows(module_keyed_authz_catalog, "SELECT id FROM warehouses WHERE name = %s", stolen) == []
     same = alice.post("/management/v1/warehouse", json={**body, "project-id": project_b, "warehouse-name": "mine"})
     assert same.status_code == 201, same.text  # naming her own project in the body is fine
 
 
 def test_replaying_an_admins_idempotency_key_as_bob_runs_as_bob(
-    keyed_authz_catalog: RunningCatalog, idp: OpenIdProvider, s3_endpoint: str
+    module_keyed_authz_catalog: RunningCatalog, idp: OpenIdProvider, s3_endpoint: str
 ) -> None:
-    admin = _client(keyed_authz_catalog, idp, "admin")
-    bob = _client(keyed_authz_catalog, idp, "bob")
+    admin = _client(module_keyed_authz_catalog, idp, "admin")
+    bob = _client(module_keyed_authz_catalog, idp, "bob")
     warehouse = _warehouse(admin, s3_endpoint, "lake")
     key = str(uuid.uuid4())
     created = _table(admin, warehouse, "n", "t", key)
@@ -146,18 +162,20 @@ def test_replaying_an_admins_idempotency_key_as_bob_runs_as_bob(
 
 
 def test_stored_idempotent_responses_hold_no_plaintext_secret(
-    keyed_authz_catalog: RunningCatalog, idp: OpenIdProvider, s3_endpoint: str
+    module_keyed_authz_catalog: RunningCatalog, idp: OpenIdProvider, s3_endpoint: str
 ) -> None:
-    admin = _client(keyed_authz_catalog, idp, "admin")
+    admin = _client(module_keyed_authz_catalog, idp, "admin")
+    earlier = _idempotency_records(module_keyed_authz_catalog)  # other tests' (the server is the module's)
     warehouse = _warehouse(admin, s3_endpoint, "shared")
     created = _table(admin, warehouse, "n", "t", str(uuid.uuid4()))
     assert created.status_code == 200, created.text
     assert SECRET_ACCESS_KEY in created.text  # the warehouse shares its static credentials with clients
 
-    bodies = _rows(keyed_authz_catalog, "SELECT body FROM idempotency_keys WHERE body IS NOT NULL")
+    stored_now = _rows(module_keyed_authz_catalog, f"SELECT {RECORD}, body FROM idempotency_keys")
+    bodies = [body for *record, body in stored_now if body is not None and tuple(record) not in earlier]
 
-    assert len(bodies) == 1
-    stored = bytes(bodies[0][0])
+    assert len(bodies) == 1  # what this test stored: the table's creation
+    stored = bytes(bodies[0])
     assert SECRET_ACCESS_KEY.encode() not in stored
     assert ACCESS_KEY_ID.encode() not in stored
     assert b"metadata-location" not in stored  # sealed as a whole, not just the credentials
@@ -184,17 +202,18 @@ def test_users_without_a_server_role_cannot_list_users_nor_read_metrics(
 
 
 def test_register_overwrite_needs_modify_however_the_flag_is_spelled(
-    keyed_authz_catalog: RunningCatalog, idp: OpenIdProvider, s3_endpoint: str
+    module_keyed_authz_catalog: RunningCatalog, idp: OpenIdProvider, s3_endpoint: str
 ) -> None:
     """The guard decoded the body strictly and skipped the check it could not decode; the handler decodes
     leniently (`"true"` is a bool), so a namespace creator could overwrite any table's metadata pointer."""
-    admin = _client(keyed_authz_catalog, idp, "admin")
-    bob = _client(keyed_authz_catalog, idp, "bob")
+    admin = _client(module_keyed_authz_catalog, idp, "admin")
+    bob = _client(module_keyed_authz_catalog, idp, "bob")
     _known(bob)
     warehouse = _warehouse(admin, s3_endpoint, "lake")
     created = _table(admin, warehouse, "n", "t")
     assert created.status_code == 200, created.text
-    namespace_id = _rows(keyed_authz_catalog, "SELECT id FROM namespaces WHERE parts = %s", ["n"])[0][0]
+    query = "SELECT id FROM namespaces WHERE warehouse_id = %s AND parts = %s"
+    namespace_id = _rows(module_keyed_authz_catalog, query, warehouse, ["n"])[0][0]
     _grant(admin, f"namespace/{namespace_id}", "create", "oidc~bob")
     location = created.json()["metadata-location"]
 
@@ -205,14 +224,15 @@ def test_register_overwrite_needs_modify_however_the_flag_is_spelled(
 
 
 def test_table_permissions_answer_not_found_through_another_warehouses_path(
-    keyed_authz_catalog: RunningCatalog, idp: OpenIdProvider, s3_endpoint: str
+    module_keyed_authz_catalog: RunningCatalog, idp: OpenIdProvider, s3_endpoint: str
 ) -> None:
     """`/permissions/warehouse/{w}/table/{t}` acted on table t whatever warehouse w the path named."""
-    admin = _client(keyed_authz_catalog, idp, "admin")
+    admin = _client(module_keyed_authz_catalog, idp, "admin")
     warehouse = _warehouse(admin, s3_endpoint, "lake")
     other = _warehouse(admin, s3_endpoint, "other")
     assert _table(admin, warehouse, "n", "t").status_code == 200
-    table_id = _rows(keyed_authz_catalog, "SELECT id FROM tables WHERE name = 't'")[0][0]
+    query = "SELECT id FROM tables WHERE warehouse_id = %s AND name = 't'"
+    table_id = _rows(module_keyed_authz_catalog, query, warehouse)[0][0]
     path = "/management/v1/permissions/warehouse/{}/table/{}/assignments"
 
     assert admin.get(path.format(warehouse, table_id)).status_code == 200
@@ -222,10 +242,10 @@ def test_table_permissions_answer_not_found_through_another_warehouses_path(
 
 
 def test_permission_checks_answer_not_found_for_an_object_of_another_type(
-    authz_catalog: RunningCatalog, idp: OpenIdProvider
+    module_keyed_authz_catalog: RunningCatalog, idp: OpenIdProvider
 ) -> None:
     """`/permissions/check` decided on `object-id` whatever `object-type` said."""
-    admin = _client(authz_catalog, idp, "admin")
+    admin = _client(module_keyed_authz_catalog, idp, "admin")
     project = str(NIL_PROJECT_ID)
     check = {"object-type": "project", "object-id": project, "privilege": "describe"}
     assert admin.post("/management/v1/permissions/check", json=check).json() == {"allowed": True}
@@ -236,10 +256,10 @@ def test_permission_checks_answer_not_found_for_an_object_of_another_type(
 
 
 def test_a_replay_needs_the_authorization_the_original_request_passed(
-    keyed_authz_catalog: RunningCatalog, idp: OpenIdProvider, s3_endpoint: str
+    module_keyed_authz_catalog: RunningCatalog, idp: OpenIdProvider, s3_endpoint: str
 ) -> None:
-    admin = _client(keyed_authz_catalog, idp, "admin")
-    bob = _client(keyed_authz_catalog, idp, "bob")
+    admin = _client(module_keyed_authz_catalog, idp, "admin")
+    bob = _client(module_keyed_authz_catalog, idp, "bob")
     _known(bob)
     warehouse = _warehouse(admin, s3_endpoint, "lake")
     assert _table(admin, warehouse, "n", "t").status_code == 200
@@ -283,15 +303,15 @@ def test_metrics_are_open_only_on_the_configured_scrape_port(pg_dsn: str, tmp_pa
 
 
 def test_a_role_of_another_project_cannot_be_named_as_a_member_or_grantee(
-    authz_catalog: RunningCatalog, idp: OpenIdProvider
+    module_keyed_authz_catalog: RunningCatalog, idp: OpenIdProvider
 ) -> None:
     """Adding members and granting acted on any role id without a decision on that role: alice, security admin of
     project B only, could tell which role ids exist in project A and link them into B's roles and grants."""
-    admin = _client(authz_catalog, idp, "admin")
-    foreign = admin.post("/management/v1/role", json={"name": "a-team"})
+    admin = _client(module_keyed_authz_catalog, idp, "admin")
+    foreign = admin.post("/management/v1/role", json={"name": _unique("a-team")})
     assert foreign.status_code == 201, foreign.text
     project_b = admin.post("/management/v1/project", json={"project-name": "B"}).json()["project-id"]
-    alice = _client(authz_catalog, idp, "alice", project=project_b)
+    alice = _client(module_keyed_authz_catalog, idp, "alice", project=project_b)
     _known(alice)
     _grant(admin, "project", "project_admin", "oidc~alice", **{"x-project-id": project_b})
     own = alice.post("/management/v1/role", json={"name": "b-team"})
