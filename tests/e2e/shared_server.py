@@ -20,7 +20,7 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from tests.e2e.conftest import RunningCatalog, start_catalog, stop_catalog
+from tests.e2e.conftest import RestApi, RunningCatalog, open_rest, start_catalog, stop_catalog
 
 
 @contextmanager
@@ -77,3 +77,16 @@ def module_catalog(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) 
 def warehouse(module_catalog: RunningCatalog, tmp_path: Path) -> str:
     """A new, empty file warehouse on the module's server, under the test's temporary directory."""
     return new_warehouse(module_catalog, tmp_path / "warehouse")
+
+
+@pytest.fixture(name="catalog")
+def module_server(module_catalog: RunningCatalog) -> RunningCatalog:
+    """`catalog` in a module that imports this: the module's one server, each test on its own `warehouse`."""
+    return module_catalog
+
+
+@pytest.fixture(name="rest")
+def warehouse_rest(module_catalog: RunningCatalog, warehouse: str) -> Iterator[RestApi]:
+    """`rest` in a module that imports this: raw REST access to this test's own new warehouse on the module's server."""
+    with open_rest(module_catalog, warehouse) as api:
+        yield api

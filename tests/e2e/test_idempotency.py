@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.conftest import RestApi, RunningCatalog, open_rest
+from tests.e2e.conftest import RestApi
 from tests.e2e.rest_helpers import assert_error, create_namespace, create_table, load_table, table_url
-from tests.e2e.shared_server import module_catalog, warehouse  # noqa: F401 - fixtures
+from tests.e2e.shared_server import module_catalog, warehouse, warehouse_rest  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def rest(module_catalog: RunningCatalog, warehouse: str) -> Iterator[RestApi]:  # noqa: F811
-    """Raw REST access to a new, empty warehouse of this test's own on the module's one server
-    (tests/e2e/shared_server.py)."""
-    with open_rest(module_catalog, warehouse) as api:
-        yield api
 
 
 def test_config_advertises_the_idempotency_key_lifetime(rest: RestApi) -> None:

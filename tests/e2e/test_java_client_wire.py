@@ -7,31 +7,15 @@ request; tests/e2e/java drives the Java client itself.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import psycopg
 import pytest
 
-from tests.e2e.conftest import RestApi, RunningCatalog, open_rest
+from tests.e2e.conftest import RestApi, RunningCatalog
 from tests.e2e.rest_helpers import Json, assert_error, create_namespace, create_table, load_table, table_url
-from tests.e2e.shared_server import module_catalog, warehouse  # noqa: F401 - fixtures
+from tests.e2e.shared_server import module_catalog, module_server, warehouse, warehouse_rest  # noqa: F401 - fixtures
 from tests.e2e.test_views import create_view, rename, view_url, view_version
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def catalog(module_catalog: RunningCatalog) -> RunningCatalog:  # noqa: F811
-    """The module's one server (tests/e2e/shared_server.py). Only one test here reports metrics, so its count of
-    stored reports over the whole database still counts only its own."""
-    return module_catalog
-
-
-@pytest.fixture
-def rest(module_catalog: RunningCatalog, warehouse: str) -> Iterator[RestApi]:  # noqa: F811
-    """Raw REST access to a new, empty warehouse of this test's own on the module's one server."""
-    with open_rest(module_catalog, warehouse) as api:
-        yield api
 
 
 def _commit(rest: RestApi, namespace: str, name: str, requirements: list[Json], updates: list[Json] | None = None):

@@ -13,8 +13,8 @@ import pytest
 from pyiceberg.catalog import load_catalog
 
 from catalog_es.store.secrets import generate_secrets_key
-from tests.e2e.conftest import RestApi, RunningCatalog, eventually, open_rest
-from tests.e2e.shared_server import module_catalog, shared_catalog, warehouse  # noqa: F401 - fixtures
+from tests.e2e.conftest import RestApi, RunningCatalog, eventually
+from tests.e2e.shared_server import module_catalog, module_server, shared_catalog, warehouse, warehouse_rest  # noqa: F401 - fixtures
 from tests.integration.s3_server import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY, make_bucket
 
 NIL = "00000000-0000-0000-0000-000000000000"
@@ -27,19 +27,6 @@ def s3_catalog(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> I
     settings = {"CATALOG_ES__SECRETS_KEY": generate_secrets_key()}
     with shared_catalog(pg_admin_dsn, data_dir, tmp_path_factory.getbasetemp(), settings) as running:
         yield running
-
-
-@pytest.fixture
-def catalog(module_catalog: RunningCatalog) -> RunningCatalog:  # noqa: F811
-    """The module's one plain server (tests/e2e/shared_server.py): each test names warehouses of its own."""
-    return module_catalog
-
-
-@pytest.fixture
-def rest(module_catalog: RunningCatalog, warehouse: str) -> Iterator[RestApi]:  # noqa: F811
-    """Raw REST access to a new, empty warehouse of this test's own on the module's one plain server."""
-    with open_rest(module_catalog, warehouse) as api:
-        yield api
 
 
 def _unique(name: str) -> str:

@@ -2,25 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from catalog_es.locations import local_path
-from tests.e2e.conftest import RestApi, RunningCatalog, open_rest
+from tests.e2e.conftest import RestApi
 from tests.e2e.rest_helpers import assert_error, create_namespace, create_table, load_table
-from tests.e2e.shared_server import module_catalog, warehouse  # noqa: F401 - fixtures
+from tests.e2e.shared_server import module_catalog, warehouse, warehouse_rest  # noqa: F401 - fixtures
 from tests.e2e.test_views import create_view
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def rest(module_catalog: RunningCatalog, warehouse: str) -> Iterator[RestApi]:  # noqa: F811
-    """Raw REST access to a new, empty warehouse of this test's own on the module's one server
-    (tests/e2e/shared_server.py)."""
-    with open_rest(module_catalog, warehouse) as api:
-        yield api
 
 
 @pytest.mark.parametrize("staged", [False, True], ids=["create", "stage-create"])

@@ -23,7 +23,7 @@ from pyiceberg.transforms import DayTransform, IdentityTransform
 from pyiceberg.types import LongType, NestedField, StringType, TimestampType
 
 from tests.e2e.conftest import RunningCatalog, eventually
-from tests.e2e.shared_server import module_catalog, warehouse  # noqa: F401 - fixtures
+from tests.e2e.shared_server import module_catalog, module_server, warehouse  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.e2e
 
@@ -69,12 +69,6 @@ def local_dir(location: str) -> Path:
     parts = urlsplit(location)
     assert parts.scheme == "file", location
     return Path(unquote(parts.path))
-
-
-@pytest.fixture
-def catalog(module_catalog: RunningCatalog) -> RunningCatalog:  # noqa: F811
-    """The module's one server (tests/e2e/shared_server.py); each test has a `warehouse` of its own on it."""
-    return module_catalog
 
 
 @pytest.fixture

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import httpx
 import pytest
 
-from tests.e2e.conftest import RestApi, RunningCatalog, eventually, open_rest
+from tests.e2e.conftest import RestApi, RunningCatalog, eventually
 from tests.e2e.rest_helpers import (
     SCHEMA,
     append_snapshot_updates,
@@ -23,22 +22,9 @@ from tests.e2e.rest_helpers import (
     ns,
     table_url,
 )
-from tests.e2e.shared_server import module_catalog, warehouse  # noqa: F401 - fixtures
+from tests.e2e.shared_server import module_catalog, module_server, warehouse, warehouse_rest  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def catalog(module_catalog: RunningCatalog) -> RunningCatalog:  # noqa: F811
-    """The module's one server (tests/e2e/shared_server.py)."""
-    return module_catalog
-
-
-@pytest.fixture
-def rest(module_catalog: RunningCatalog, warehouse: str) -> Iterator[RestApi]:  # noqa: F811
-    """Raw REST access to a new, empty warehouse of this test's own."""
-    with open_rest(module_catalog, warehouse) as api:
-        yield api
 
 
 def local_path(location: str) -> str:

@@ -6,7 +6,7 @@ import json
 import random
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import httpx
 import pyarrow as pa
@@ -22,7 +22,7 @@ from pyiceberg.transforms import IdentityTransform
 from pyiceberg.types import LongType, NestedField
 
 from catalog_es.metadata.rebase import PARTITION_SCOPED_PROPERTY
-from tests.e2e.conftest import RestApi, RunningCatalog, open_rest
+from tests.e2e.conftest import RestApi, RunningCatalog
 from tests.e2e.rest_helpers import (
     append_snapshot_updates,
     assert_error,
@@ -32,7 +32,7 @@ from tests.e2e.rest_helpers import (
     main_snapshot_id,
     table_url,
 )
-from tests.e2e.shared_server import module_catalog, warehouse  # noqa: F401 - fixtures
+from tests.e2e.shared_server import module_catalog, module_server, warehouse, warehouse_rest  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.e2e
 
@@ -49,19 +49,6 @@ SCHEMA = Schema(
 SPEC = PartitionSpec(PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(), name="part"))
 ARROW = pa.schema([pa.field("id", pa.int64()), pa.field("part", pa.int64()), pa.field("writer", pa.int64())])
 OP_PROPERTY = "test-op"
-
-
-@pytest.fixture
-def catalog(module_catalog: RunningCatalog) -> RunningCatalog:  # noqa: F811
-    """The module's one server at the default setting (tests/e2e/shared_server.py); each test on its `warehouse`."""
-    return module_catalog
-
-
-@pytest.fixture
-def rest(module_catalog: RunningCatalog, warehouse: str) -> Iterator[RestApi]:  # noqa: F811
-    """Raw REST access to a new, empty warehouse of this test's own on the module's one server."""
-    with open_rest(module_catalog, warehouse) as api:
-        yield api
 
 
 def client(catalog: RunningCatalog, warehouse_name: str) -> Catalog:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
@@ -18,25 +17,11 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewRepresentation, ViewVersion
 
-from tests.e2e.conftest import RestApi, RunningCatalog, open_rest
+from tests.e2e.conftest import RestApi, RunningCatalog
 from tests.e2e.rest_helpers import SCHEMA, Json, assert_error, create_namespace, create_table, ns, table_url
-from tests.e2e.shared_server import module_catalog, warehouse  # noqa: F401 - fixtures
+from tests.e2e.shared_server import module_catalog, module_server, warehouse, warehouse_rest  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def catalog(module_catalog: RunningCatalog) -> RunningCatalog:  # noqa: F811
-    """The module's one server (tests/e2e/shared_server.py)."""
-    return module_catalog
-
-
-@pytest.fixture
-def rest(module_catalog: RunningCatalog, warehouse: str) -> Iterator[RestApi]:  # noqa: F811
-    """Raw REST access to a new, empty warehouse of this test's own on the module's one server
-    (tests/e2e/shared_server.py)."""
-    with open_rest(module_catalog, warehouse) as api:
-        yield api
 
 
 VIEW_ROUTES = {

@@ -13,9 +13,9 @@ import httpx
 import psycopg
 import pytest
 
-from tests.e2e.conftest import RestApi, RunningCatalog, open_rest
+from tests.e2e.conftest import RestApi, RunningCatalog
 from tests.e2e.rest_helpers import SCHEMA, create_namespace, create_table
-from tests.e2e.shared_server import module_catalog, warehouse  # noqa: F401 - fixtures
+from tests.e2e.shared_server import module_catalog, module_server, warehouse, warehouse_rest  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.e2e
 
@@ -40,23 +40,9 @@ def _assert_refused(response: httpx.Response, status: int = 400, type_name: str 
 
 
 @pytest.fixture
-def catalog(module_catalog: RunningCatalog) -> RunningCatalog:  # noqa: F811
-    """The module's one server (tests/e2e/shared_server.py): its tests run one at a time, so an event count
-    taken around a probe still counts only what that probe appended."""
-    return module_catalog
-
-
-@pytest.fixture
 def pg_dsn(module_catalog: RunningCatalog) -> str:  # noqa: F811
     """The database of the module's server."""
     return module_catalog.env["CATALOG_ES__PG_DSN"]
-
-
-@pytest.fixture
-def rest(module_catalog: RunningCatalog, warehouse: str) -> Iterator[RestApi]:  # noqa: F811
-    """Raw REST access to a new, empty warehouse of this test's own."""
-    with open_rest(module_catalog, warehouse) as api:
-        yield api
 
 
 @pytest.fixture
