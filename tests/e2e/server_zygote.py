@@ -103,6 +103,8 @@ def _warm_up() -> None:
     environment = dict(os.environ)
     try:
         create_app(Settings(), "postgresql://warm-up.invalid/none")
+    except Exception:  # settings a child need not share: each child builds its own app (and says why) anyway
+        pass
     finally:  # what building an app sets in the environment stays out of the children's (they get their own anyway)
         os.environ.clear()
         os.environ.update(environment)
