@@ -5,6 +5,8 @@ managed access and revocations that hold for the very next request."""
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
+from typing import NamedTuple
 
 import httpx
 import psycopg
@@ -17,20 +19,39 @@ from pyiceberg.types import LongType, NestedField
 
 from tests.e2e.auth.openid_provider import OpenIdProvider
 from tests.e2e.conftest import RunningCatalog
+from tests.security import module_servers
 
 pytestmark = pytest.mark.e2e
+module_authz_catalog = module_servers.module_authz_catalog  # the module's one server (a fixture)
 
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=False))
 ROWS = pa.table({"id": pa.array([1, 2, 3], type=pa.int64())})
 
 
-def _pyiceberg(catalog: RunningCatalog, idp: OpenIdProvider, client: str):
+class Warehouse(NamedTuple):
+    """A test's own warehouse on a shared server: its name and id."""
+
+    name: str
+    id: str
+
+
+def _new_warehouse(catalog: RunningCatalog, idp: OpenIdProvider, location: Path) -> Warehouse:
+    """A new file warehouse at `location`, created by the admin under a name of its own."""
+    name = f"w-{uuid.uuid4().hex[:12]}"
+    body = {"warehouse-name": name, "storage-profile": {"type": "file", "location": str(location)}}
+    with _management(catalog, idp, "admin") as admin:
+        created = admin.post("/warehouse", json=body)
+    assert created.status_code == 201, created.text
+    return Warehouse(name, str(created.json()["warehouse-id"]))
+
+
+def _pyiceberg(catalog: RunningCatalog, idp: OpenIdProvider, client: str, warehouse: str = "demo"):
     secret, _ = idp.clients[client]
     return load_catalog(
         client,
         type="rest",
         uri=catalog.catalog_uri,
-        warehouse="demo",
+        warehouse=warehouse,
         credential=f"{client}:{secret}",
         **{"oauth2-server-uri": idp.token_endpoint},
     )
@@ -48,12 +69,18 @@ def _id(catalog: RunningCatalog, query: str, *params: object) -> str:
     return str(row[0])
 
 
-def _namespace_id(catalog: RunningCatalog, name: str) -> str:
-    return _id(catalog, "SELECT id FROM namespaces WHERE parts = %s", [name])
+def _namespace_id(catalog: RunningCatalog, name: str, warehouse_id: str | None = None) -> str:
+    """The namespace's id (in the one warehouse of a server, or in `warehouse_id`'s)."""
+    if warehouse_id is None:
+        return _id(catalog, "SELECT id FROM namespaces WHERE parts = %s", [name])
+    return _id(catalog, "SELECT id FROM namespaces WHERE parts = %s AND warehouse_id = %s", [name], warehouse_id)
 
 
-def _table_id(catalog: RunningCatalog, name: str) -> str:
-    return _id(catalog, "SELECT id FROM tables WHERE name = %s", name)
+def _table_id(catalog: RunningCatalog, name: str, warehouse_id: str | None = None) -> str:
+    """The table's id (in the one warehouse of a server, or in `warehouse_id`'s)."""
+    if warehouse_id is None:
+        return _id(catalog, "SELECT id FROM tables WHERE name = %s", name)
+    return _id(catalog, "SELECT id FROM tables WHERE name = %s AND warehouse_id = %s", name, warehouse_id)
 
 
 def _assign(http: httpx.Client, path: str, *, writes=(), deletes=()) -> httpx.Response:
@@ -66,9 +93,17 @@ def _granted(http: httpx.Client, path: str, *, writes=(), deletes=()) -> None:
 
 
 @pytest.fixture
-def seeded(authz_catalog: RunningCatalog, idp: OpenIdProvider) -> RunningCatalog:
-    """The admin creates sales.{orders,items} and hr.salaries; alice and bob exist (their /config call)."""
-    admin = _pyiceberg(authz_catalog, idp, "admin")
+def own_warehouse(module_authz_catalog: RunningCatalog, idp: OpenIdProvider, tmp_path: Path) -> Warehouse:
+    """This test's own file warehouse on the module's one server (tests/security/module_servers.py)."""
+    return _new_warehouse(module_authz_catalog, idp, tmp_path / "warehouse")
+
+
+@pytest.fixture
+def seeded(module_authz_catalog: RunningCatalog, idp: OpenIdProvider, own_warehouse: Warehouse) -> RunningCatalog:
+    """In the test's own warehouse, the admin creates sales.{orders,items} and hr.salaries; alice and bob exist
+    (their /config call)."""
+    authz_catalog = module_authz_catalog
+    admin = _pyiceberg(authz_catalog, idp, "admin", own_warehouse.name)
     for namespace in ("sales", "hr"):
         admin.create_namespace(namespace)
     for name in ("sales.orders", "sales.items", "hr.salaries"):
@@ -76,32 +111,34 @@ def seeded(authz_catalog: RunningCatalog, idp: OpenIdProvider) -> RunningCatalog
     for client in ("alice", "bob"):
         config = httpx.get(
             f"{authz_catalog.catalog_uri}/v1/config",
-            params={"warehouse": "demo"},
+            params={"warehouse": own_warehouse.name},
             headers={"Authorization": f"Bearer {idp.token(client)}"},
         )
         assert config.status_code == 404  # nothing granted yet: the warehouse does not exist for them
     return authz_catalog
 
 
-def test_users_see_and_do_only_what_is_granted_when_authz_is_builtin(seeded: RunningCatalog, idp: OpenIdProvider):
+def test_users_see_and_do_only_what_is_granted_when_authz_is_builtin(
+    seeded: RunningCatalog, idp: OpenIdProvider, own_warehouse: Warehouse
+):
     admin = _management(seeded, idp, "admin")
     me = admin.get("/whoami").json()
     assert (me["id"], me["name"], me["email"]) == ("oidc~admin", "The Admin", "admin@example.com")
-    sales = _namespace_id(seeded, "sales")
+    sales = _namespace_id(seeded, "sales", own_warehouse.id)
     _granted(admin, f"namespace/{sales}", writes=[{"type": "select", "user": "oidc~alice"}])
     assignments = admin.get(f"/permissions/namespace/{sales}/assignments").json()["assignments"]
     assert {"type": "select", "user": "oidc~alice"} in assignments
     assert {"type": "ownership", "user": "oidc~admin"} in assignments  # the creator owns it
     denied = _management(seeded, idp, "alice").get(f"/permissions/namespace/{sales}/assignments")
     assert denied.status_code == 403, denied.text
-    salaries = _table_id(seeded, "salaries")
-    warehouse = _id(seeded, "SELECT id FROM warehouses")
+    salaries = _table_id(seeded, "salaries", own_warehouse.id)
+    warehouse = own_warehouse.id
     response = _assign(
         admin, f"warehouse/{warehouse}/table/{salaries}", writes=[{"type": "describe", "user": "oidc~bob"}]
     )
     assert response.status_code == 204, response.text
 
-    alice = _pyiceberg(seeded, idp, "alice")
+    alice = _pyiceberg(seeded, idp, "alice", own_warehouse.name)
     assert alice.list_namespaces() == [("sales",)]
     assert sorted(alice.list_tables("sales")) == [("sales", "items"), ("sales", "orders")]
     orders = alice.load_table("sales.orders")
@@ -116,7 +153,7 @@ def test_users_see_and_do_only_what_is_granted_when_authz_is_builtin(seeded: Run
     with pytest.raises(ForbiddenError):
         alice.drop_table("sales.orders")
 
-    bob = _pyiceberg(seeded, idp, "bob")
+    bob = _pyiceberg(seeded, idp, "bob", own_warehouse.name)
     assert bob.list_namespaces() == [("hr",)]
     assert bob.list_tables("hr") == [("hr", "salaries")]
     bob.load_table("hr.salaries")
@@ -128,14 +165,16 @@ def test_users_see_and_do_only_what_is_granted_when_authz_is_builtin(seeded: Run
     with pytest.raises(NoSuchTableError):
         alice.load_table("sales.orders")
     with pytest.raises(RESTError, match="does not exist"):
-        _pyiceberg(seeded, idp, "alice")
+        _pyiceberg(seeded, idp, "alice", own_warehouse.name)
 
 
-def test_creator_owns_what_they_create_in_a_warehouse_they_may_create_in(seeded: RunningCatalog, idp: OpenIdProvider):
+def test_creator_owns_what_they_create_in_a_warehouse_they_may_create_in(
+    seeded: RunningCatalog, idp: OpenIdProvider, own_warehouse: Warehouse
+):
     admin = _management(seeded, idp, "admin")
-    warehouse = _id(seeded, "SELECT id FROM warehouses")
+    warehouse = own_warehouse.id
     _granted(admin, f"warehouse/{warehouse}", writes=[{"type": "create", "user": "oidc~alice"}])
-    alice = _pyiceberg(seeded, idp, "alice")
+    alice = _pyiceberg(seeded, idp, "alice", own_warehouse.name)
     alice.create_namespace("alice_ns")
     table = alice.create_table("alice_ns.events", schema=SCHEMA)
     table.append(ROWS)  # owner: modify
@@ -144,19 +183,19 @@ def test_creator_owns_what_they_create_in_a_warehouse_they_may_create_in(seeded:
 
 
 def test_owners_grant_until_managed_access_is_set_and_nested_roles_carry_privileges(
-    seeded: RunningCatalog, idp: OpenIdProvider
+    seeded: RunningCatalog, idp: OpenIdProvider, own_warehouse: Warehouse
 ):
     admin = _management(seeded, idp, "admin")
-    warehouse = _id(seeded, "SELECT id FROM warehouses")
+    warehouse = own_warehouse.id
     _granted(admin, f"warehouse/{warehouse}", writes=[{"type": "create", "user": "oidc~alice"}])
-    alice_pi = _pyiceberg(seeded, idp, "alice")
+    alice_pi = _pyiceberg(seeded, idp, "alice", own_warehouse.name)
     alice_pi.create_namespace("shared")
     alice_pi.create_table("shared.data", schema=SCHEMA)
-    shared = _namespace_id(seeded, "shared")
+    shared = _namespace_id(seeded, "shared", own_warehouse.id)
     alice = _management(seeded, idp, "alice")
     granted = _assign(alice, f"namespace/{shared}", writes=[{"type": "select", "user": "oidc~bob"}])
     assert granted.status_code == 204, granted.text  # the owner manages grants
-    assert _pyiceberg(seeded, idp, "bob").list_tables("shared") == [("shared", "data")]
+    assert _pyiceberg(seeded, idp, "bob", own_warehouse.name).list_tables("shared") == [("shared", "data")]
 
     managed = admin.post(f"/permissions/warehouse/{warehouse}/managed-access", json={"managed-access": True})
     assert managed.status_code == 204, managed.text
@@ -167,15 +206,16 @@ def test_owners_grant_until_managed_access_is_set_and_nested_roles_carry_privile
     assert state == {"managed-access": False, "managed-access-inherited": True}
 
     # Nested roles: team ⊂ readers, readers may select in hr; bob joins team.
+    # `readers` exactly, as carol's roles claim names it: no other test of the module makes a role of that name.
     readers = admin.post("/role", json={"name": "readers"}).json()["id"]
-    team = admin.post("/role", json={"name": "team"}).json()["id"]
-    hr = _namespace_id(seeded, "hr")
+    team = admin.post("/role", json={"name": f"team-{uuid.uuid4().hex[:12]}"}).json()["id"]
+    hr = _namespace_id(seeded, "hr", own_warehouse.id)
     _granted(admin, f"namespace/{hr}", writes=[{"type": "select", "role": readers}])
     _granted(admin, f"role/{readers}", writes=[{"type": "assignee", "role": team}])
     added = admin.post(f"/role/{team}/members", json={"members": [{"user": "oidc~bob"}]})
     assert added.status_code == 204, added.text
     assert admin.get(f"/role/{team}/members").json() == {"members": [{"user": "oidc~bob"}]}
-    bob = _pyiceberg(seeded, idp, "bob")
+    bob = _pyiceberg(seeded, idp, "bob", own_warehouse.name)
     assert bob.list_tables("hr") == [("hr", "salaries")]
     check = _management(seeded, idp, "bob").post(
         "/permissions/check", json={"object-type": "namespace", "object-id": hr, "privilege": "select"}
@@ -186,15 +226,21 @@ def test_owners_grant_until_managed_access_is_set_and_nested_roles_carry_privile
         bob.list_tables("hr")
 
     # carol is no member of anything, but her token's roles claim names `readers`.
-    assert _pyiceberg(seeded, idp, "carol").list_tables("hr") == [("hr", "salaries")]
+    assert _pyiceberg(seeded, idp, "carol", own_warehouse.name).list_tables("hr") == [("hr", "salaries")]
 
 
-def test_invisible_objects_answer_exactly_like_missing_ones_when_probed(seeded: RunningCatalog, idp: OpenIdProvider):
+def test_invisible_objects_answer_exactly_like_missing_ones_when_probed(
+    seeded: RunningCatalog, idp: OpenIdProvider, own_warehouse: Warehouse
+):
     admin = _management(seeded, idp, "admin")
-    _granted(admin, f"namespace/{_namespace_id(seeded, 'sales')}", writes=[{"type": "select", "user": "oidc~alice"}])
+    _granted(
+        admin,
+        f"namespace/{_namespace_id(seeded, 'sales', own_warehouse.id)}",
+        writes=[{"type": "select", "user": "oidc~alice"}],
+    )
     headers = {"Authorization": f"Bearer {idp.token('alice')}"}
     with httpx.Client(base_url=f"{seeded.catalog_uri}/v1/", headers=headers, timeout=30) as http:
-        prefix = http.get("config", params={"warehouse": "demo"}).json()["defaults"]["prefix"]
+        prefix = http.get("config", params={"warehouse": own_warehouse.name}).json()["defaults"]["prefix"]
 
         def probe(method: str, path: str, **kwargs) -> tuple[int, str, str]:
             response = http.request(method, f"{prefix}/{path}", **kwargs)
@@ -218,10 +264,10 @@ def test_invisible_objects_answer_exactly_like_missing_ones_when_probed(seeded: 
 
 
 def test_config_checks_the_warehouse_of_the_header_project_when_one_is_named(
-    seeded: RunningCatalog, idp: OpenIdProvider, tmp_path
+    seeded: RunningCatalog, idp: OpenIdProvider, own_warehouse: Warehouse, tmp_path
 ):
     admin = _management(seeded, idp, "admin")
-    project = admin.post("/project", json={"project-name": "other"}).json()["project-id"]
+    project = admin.post("/project", json={"project-name": f"other-{uuid.uuid4().hex[:12]}"}).json()["project-id"]
     body = {"warehouse-name": "hidden", "storage-profile": {"type": "file", "location": str(tmp_path / "hidden")}}
     created = admin.post("/warehouse", json=body, headers={"x-project-id": project})
     assert created.status_code == 201, created.text
@@ -235,14 +281,18 @@ def test_config_checks_the_warehouse_of_the_header_project_when_one_is_named(
 
 
 def test_metrics_reports_on_hidden_tables_answer_like_missing_ones_and_are_dropped(
-    seeded: RunningCatalog, idp: OpenIdProvider
+    seeded: RunningCatalog, idp: OpenIdProvider, own_warehouse: Warehouse
 ):
     admin = _management(seeded, idp, "admin")
-    _granted(admin, f"namespace/{_namespace_id(seeded, 'sales')}", writes=[{"type": "select", "user": "oidc~alice"}])
+    _granted(
+        admin,
+        f"namespace/{_namespace_id(seeded, 'sales', own_warehouse.id)}",
+        writes=[{"type": "select", "user": "oidc~alice"}],
+    )
     headers = {"Authorization": f"Bearer {idp.token('alice')}"}
     report = {"report-type": "scan-report", "table-name": "t", "snapshot-id": 1, "filter": True, "metrics": {}}
     with httpx.Client(base_url=f"{seeded.catalog_uri}/v1/", headers=headers, timeout=30) as http:
-        prefix = http.get("config", params={"warehouse": "demo"}).json()["defaults"]["prefix"]
+        prefix = http.get("config", params={"warehouse": own_warehouse.name}).json()["defaults"]["prefix"]
         statuses = {
             path: http.post(f"{prefix}/namespaces/{path}/metrics", json=report).status_code
             for path in ("hr/tables/salaries", "hr/tables/ghost", "nope/tables/ghost", "sales/tables/orders")
@@ -250,16 +300,17 @@ def test_metrics_reports_on_hidden_tables_answer_like_missing_ones_and_are_dropp
 
     assert statuses == dict.fromkeys(statuses, 204)
     with psycopg.connect(seeded.env["CATALOG_ES__PG_DSN"]) as conn:
-        kept = conn.execute("SELECT table_id FROM table_metrics_reports").fetchall()
-    assert [str(row[0]) for row in kept] == [_table_id(seeded, "orders")]
+        query = "SELECT table_id FROM table_metrics_reports WHERE warehouse_id = %s"  # this test's own
+        kept = conn.execute(query, [own_warehouse.id]).fetchall()
+    assert [str(row[0]) for row in kept] == [_table_id(seeded, "orders", own_warehouse.id)]
 
 
 def test_effective_assignments_name_each_grant_with_the_object_it_comes_from(
-    seeded: RunningCatalog, idp: OpenIdProvider
+    seeded: RunningCatalog, idp: OpenIdProvider, own_warehouse: Warehouse
 ):
     admin = _management(seeded, idp, "admin")
-    warehouse = _id(seeded, "SELECT id FROM warehouses")
-    sales, orders = _namespace_id(seeded, "sales"), _table_id(seeded, "orders")
+    warehouse = own_warehouse.id
+    sales, orders = _namespace_id(seeded, "sales", own_warehouse.id), _table_id(seeded, "orders", own_warehouse.id)
     _granted(admin, f"warehouse/{warehouse}", writes=[{"type": "describe", "user": "oidc~bob"}])
     _granted(admin, f"namespace/{sales}", writes=[{"type": "select", "user": "oidc~alice"}])
     _granted(admin, f"warehouse/{warehouse}/table/{orders}", writes=[{"type": "modify", "user": "oidc~bob"}])
@@ -278,7 +329,7 @@ def test_effective_assignments_name_each_grant_with_the_object_it_comes_from(
 
     # bob may see the table but not read its grants; alice cannot tell hr.salaries from a missing table.
     assert _management(seeded, idp, "bob").get(path).status_code == 403
-    hidden = _table_id(seeded, "salaries")
+    hidden = _table_id(seeded, "salaries", own_warehouse.id)
     probe = _management(seeded, idp, "alice").get(
         f"/permissions/warehouse/{warehouse}/table/{hidden}/effective-assignments"
     )
@@ -290,10 +341,10 @@ def test_effective_assignments_name_each_grant_with_the_object_it_comes_from(
 
 
 def test_warehouse_rebase_mode_needs_modify_and_a_hidden_warehouse_answers_like_a_missing_one(
-    seeded: RunningCatalog, idp: OpenIdProvider
+    seeded: RunningCatalog, idp: OpenIdProvider, own_warehouse: Warehouse
 ) -> None:
     admin, alice, bob = (_management(seeded, idp, client) for client in ("admin", "alice", "bob"))
-    warehouse = _id(seeded, "SELECT id FROM warehouses")
+    warehouse = own_warehouse.id
     _granted(admin, f"warehouse/{warehouse}", writes=[{"type": "select", "user": "oidc~alice"}])
     body = {"mode": "on"}
 

@@ -18,11 +18,13 @@ from pyiceberg.table import FileScanTask, Table
 from pyiceberg.types import LongType, NestedField, StringType
 
 from tests.e2e.auth.openid_provider import OpenIdProvider
-from tests.e2e.auth.test_authorization import _granted, _id, _management, _table_id
+from tests.e2e.auth.test_authorization import Warehouse, _granted, _management, _new_warehouse, _table_id
 from tests.e2e.conftest import RunningCatalog, eventually
 from tests.planning_tables import commit_manifests, position_delete_file
+from tests.security import module_servers
 
 pytestmark = pytest.mark.e2e
+module_authz_catalog = module_servers.module_authz_catalog  # the module's one server (a fixture)
 
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=False),
@@ -41,10 +43,10 @@ def _rows(start: int) -> pa.Table:
     return pa.Table.from_pylist(people, schema=SCHEMA.as_arrow())
 
 
-def _catalog(catalog: RunningCatalog, idp: OpenIdProvider, client: str) -> Catalog:
+def _catalog(catalog: RunningCatalog, idp: OpenIdProvider, client: str, warehouse: Warehouse) -> Catalog:
     secret, _ = idp.clients[client]
     auth = {"credential": f"{client}:{secret}", "oauth2-server-uri": idp.token_endpoint}
-    return load_catalog(client, type="rest", uri=catalog.catalog_uri, warehouse="demo", **auth)
+    return load_catalog(client, type="rest", uri=catalog.catalog_uri, warehouse=warehouse.name, **auth)
 
 
 def _planned_rows(table: Table, fields: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -61,10 +63,22 @@ def _planned_rows(table: Table, fields: tuple[str, ...]) -> list[dict[str, Any]]
 
 
 @pytest.fixture
-def people(authz_catalog: RunningCatalog, idp: OpenIdProvider) -> str:
-    """hr.people (two appends, unpartitioned); alice and bob may select it; alice is under an eng-only,
-    no-salary policy. Returns the table id."""
-    admin = _catalog(authz_catalog, idp, "admin")
+def own_warehouse(module_authz_catalog: RunningCatalog, idp: OpenIdProvider, tmp_path: Path) -> Warehouse:
+    """This test's own file warehouse on the module's one server (tests/security/module_servers.py)."""
+    return _new_warehouse(module_authz_catalog, idp, tmp_path / "warehouse")
+
+
+@pytest.fixture
+def authz_catalog(module_authz_catalog: RunningCatalog) -> RunningCatalog:
+    """The module's one server: each test acts in its own warehouse (`own_warehouse`)."""
+    return module_authz_catalog
+
+
+@pytest.fixture
+def people(authz_catalog: RunningCatalog, idp: OpenIdProvider, own_warehouse: Warehouse) -> str:
+    """In the test's own warehouse, hr.people (two appends, unpartitioned); alice and bob may select it; alice is
+    under an eng-only, no-salary policy. Returns the table id."""
+    admin = _catalog(authz_catalog, idp, "admin", own_warehouse)
     admin.create_namespace("hr")
     table = admin.create_table("hr.people", schema=SCHEMA)
     table.append(_rows(0))
@@ -72,11 +86,11 @@ def people(authz_catalog: RunningCatalog, idp: OpenIdProvider) -> str:
     for client in ("alice", "bob"):  # their first authenticated call records them
         httpx.get(
             f"{authz_catalog.catalog_uri}/v1/config",
-            params={"warehouse": "demo"},
+            params={"warehouse": own_warehouse.name},
             headers={"Authorization": f"Bearer {idp.token(client)}"},
         )
-    table_id = _table_id(authz_catalog, "people")
-    warehouse = _id(authz_catalog, "SELECT id FROM warehouses")
+    table_id = _table_id(authz_catalog, "people", own_warehouse.id)
+    warehouse = own_warehouse.id
     http = _management(authz_catalog, idp, "admin")
     for user in ("oidc~alice", "oidc~bob"):
         _granted(http, f"warehouse/{warehouse}/table/{table_id}", writes=[{"type": "select", "user": user}])
@@ -87,9 +101,9 @@ def people(authz_catalog: RunningCatalog, idp: OpenIdProvider) -> str:
 
 
 def test_principal_under_policy_reads_only_allowed_rows_and_columns_through_plans(
-    authz_catalog: RunningCatalog, idp: OpenIdProvider, people: str
+    authz_catalog: RunningCatalog, idp: OpenIdProvider, own_warehouse: Warehouse, people: str
 ) -> None:
-    alice = _catalog(authz_catalog, idp, "alice")
+    alice = _catalog(authz_catalog, idp, "alice", own_warehouse)
     assert alice.properties.get("scan-planning-mode") == "server"  # /config told her client to plan here
     table = alice.load_table("hr.people")
     rows = _planned_rows(table, ("id", "dept", "name"))
@@ -97,7 +111,8 @@ def test_principal_under_policy_reads_only_allowed_rows_and_columns_through_plan
     assert {row["dept"] for row in rows} == {"eng"}
     assert set(rows[0]) == {"id", "dept", "name"}
 
-    bob = _catalog(authz_catalog, idp, "bob")  # no policy: every row, every column, planned by his client
+    # No policy for bob: every row, every column, planned by his client.
+    bob = _catalog(authz_catalog, idp, "bob", own_warehouse)
     assert bob.properties.get("scan-planning-mode") is None
     assert len(bob.load_table("hr.people").scan().to_arrow()) == 18
 
@@ -112,9 +127,9 @@ def _files_read(table: Table, tasks: list[FileScanTask]) -> list[dict[str, Any]]
 
 
 def test_stock_pyiceberg_reads_only_allowed_rows_and_columns_when_it_ignores_residuals(
-    authz_catalog: RunningCatalog, idp: OpenIdProvider, people: str
+    authz_catalog: RunningCatalog, idp: OpenIdProvider, own_warehouse: Warehouse, people: str
 ) -> None:
-    table = _catalog(authz_catalog, idp, "alice").load_table("hr.people")
+    table = _catalog(authz_catalog, idp, "alice", own_warehouse).load_table("hr.people")
     read = table.scan(selected_fields=("id", "dept", "name")).to_arrow()  # pyiceberg's own reader, no patching
     assert read.column_names == ["id", "dept", "name"]
     assert sorted(read["id"].to_pylist()) == [0, 3, 6, 100, 103, 106]
@@ -130,19 +145,19 @@ def test_stock_pyiceberg_reads_only_allowed_rows_and_columns_when_it_ignores_res
     again = list(table.scan(selected_fields=("id",), row_filter="id < 50").plan_files())
     assert {task.file.file_path for task in again} <= {task.file.file_path for task in tasks}  # copied once
 
-    bob = _catalog(authz_catalog, idp, "bob").load_table("hr.people")
+    bob = _catalog(authz_catalog, idp, "bob", own_warehouse).load_table("hr.people")
     assert len(bob.scan().to_arrow()) == 18
 
     copies = Path(tasks[0].file.file_path.removeprefix("file://")).parent
     assert copies.parent.name == "policy-files"
-    _catalog(authz_catalog, idp, "admin").purge_table("hr.people")
+    _catalog(authz_catalog, idp, "admin", own_warehouse).purge_table("hr.people")
     assert eventually(lambda: not copies.parent.exists())  # the copies are the table's rows: purged with it
 
 
 def test_stock_pyiceberg_under_policy_reads_v2_table_with_position_deletes_applied(
-    authz_catalog: RunningCatalog, idp: OpenIdProvider, people: str
+    authz_catalog: RunningCatalog, idp: OpenIdProvider, own_warehouse: Warehouse, people: str
 ) -> None:
-    admin = _catalog(authz_catalog, idp, "admin")
+    admin = _catalog(authz_catalog, idp, "admin", own_warehouse)
     table = admin.create_table("hr.deleted", schema=SCHEMA, properties={"format-version": "2"})
     table.append(_rows(0))
     table.append(_rows(100))
@@ -150,15 +165,15 @@ def test_stock_pyiceberg_under_policy_reads_v2_table_with_position_deletes_appli
     first_ids = pq.read_table(table.io.new_input(first).open())["id"].to_pylist()
     commit_manifests(table, [], [position_delete_file(table, first, [0, 3, 4])])  # one eng row, one eng, one ops
     deleted = {first_ids[0], first_ids[3]}
-    warehouse = _id(authz_catalog, "SELECT id FROM warehouses")
-    table_id = _table_id(authz_catalog, "deleted")
+    warehouse = own_warehouse.id
+    table_id = _table_id(authz_catalog, "deleted", own_warehouse.id)
     http = _management(authz_catalog, idp, "admin")
     _granted(http, f"warehouse/{warehouse}/table/{table_id}", writes=[{"type": "select", "user": "oidc~alice"}])
     policy = {"user": "oidc~alice", "row-filter": ENG_ONLY, "columns": ["id", "dept"]}
     created = http.post(f"/permissions/warehouse/{warehouse}/table/{table_id}/read-policies", json=policy)
     assert created.status_code == 204, created.text
 
-    alice = _catalog(authz_catalog, idp, "alice").load_table("hr.deleted")
+    alice = _catalog(authz_catalog, idp, "alice", own_warehouse).load_table("hr.deleted")
     tasks = list(alice.scan(selected_fields=("id", "dept")).plan_files())
     assert tasks
     assert all(not task.delete_files for task in tasks)  # the deletes are applied in the copies
@@ -169,9 +184,9 @@ def test_stock_pyiceberg_under_policy_reads_v2_table_with_position_deletes_appli
 
 
 def test_principal_under_policy_is_refused_hidden_columns_with_403(
-    authz_catalog: RunningCatalog, idp: OpenIdProvider, people: str
+    authz_catalog: RunningCatalog, idp: OpenIdProvider, own_warehouse: Warehouse, people: str
 ) -> None:
-    table = _catalog(authz_catalog, idp, "alice").load_table("hr.people")
+    table = _catalog(authz_catalog, idp, "alice", own_warehouse).load_table("hr.people")
     with pytest.raises(ForbiddenError, match="salary"):
         list(table.scan(selected_fields=("id", "salary")).plan_files())
     with pytest.raises(ForbiddenError, match="all columns"):
@@ -181,9 +196,9 @@ def test_principal_under_policy_is_refused_hidden_columns_with_403(
 
 
 def test_load_table_under_policy_says_plan_on_server_and_plan_ids_are_per_principal(
-    authz_catalog: RunningCatalog, idp: OpenIdProvider, people: str
+    authz_catalog: RunningCatalog, idp: OpenIdProvider, own_warehouse: Warehouse, people: str
 ) -> None:
-    prefix = _id(authz_catalog, "SELECT id FROM warehouses")
+    prefix = own_warehouse.id
     base = f"{authz_catalog.catalog_uri}/v1/{prefix}/namespaces/hr/tables/people"
     alice = {"Authorization": f"Bearer {idp.token('alice')}", "X-Iceberg-Access-Delegation": "vended-credentials"}
     loaded = httpx.get(base, headers=alice, timeout=30).json()
@@ -204,9 +219,9 @@ def test_load_table_under_policy_says_plan_on_server_and_plan_ids_are_per_princi
 
 
 def test_read_policies_are_managed_by_who_manages_grants(
-    authz_catalog: RunningCatalog, idp: OpenIdProvider, people: str
+    authz_catalog: RunningCatalog, idp: OpenIdProvider, own_warehouse: Warehouse, people: str
 ) -> None:
-    warehouse = _id(authz_catalog, "SELECT id FROM warehouses")
+    warehouse = own_warehouse.id
     path = f"/permissions/warehouse/{warehouse}/table/{people}/read-policies"
     listed = _management(authz_catalog, idp, "admin").get(path).json()["policies"]
     assert listed == [{"user": "oidc~alice", "row-filter": ENG_ONLY, "columns": ["id", "dept", "name"]}]
@@ -217,41 +232,41 @@ def test_read_policies_are_managed_by_who_manages_grants(
     assert bad.status_code == 400
     removed = _management(authz_catalog, idp, "admin").delete(path, params={"user": "oidc~alice"})
     assert removed.status_code == 204
-    table = _catalog(authz_catalog, idp, "alice").load_table("hr.people")
+    table = _catalog(authz_catalog, idp, "alice", own_warehouse).load_table("hr.people")
     assert len(table.scan().to_arrow()) == 18  # no policy left: every row and column
 
 
 def test_principal_under_policy_plans_on_server_whatever_the_warehouse_and_table_say(
-    authz_catalog: RunningCatalog, idp: OpenIdProvider, people: str
+    authz_catalog: RunningCatalog, idp: OpenIdProvider, own_warehouse: Warehouse, people: str
 ) -> None:
-    admin = _catalog(authz_catalog, idp, "admin")
+    admin = _catalog(authz_catalog, idp, "admin", own_warehouse)
     admin.load_table("hr.people").transaction().set_properties(
         {"catalog-es.scan-planning-mode": "client"}
     ).commit_transaction()
-    warehouse = _id(authz_catalog, "SELECT id FROM warehouses")
+    warehouse = own_warehouse.id
     changed = _management(authz_catalog, idp, "admin").post(
         f"/warehouse/{warehouse}/scan-planning", json={"mode": "client"}
     )
     assert changed.status_code == 204, changed.text
     base = f"{authz_catalog.catalog_uri}/v1/{warehouse}/namespaces/hr/tables/people"
 
-    assert _catalog(authz_catalog, idp, "alice").properties.get("scan-planning-mode") == "server"
+    assert _catalog(authz_catalog, idp, "alice", own_warehouse).properties.get("scan-planning-mode") == "server"
     alice = httpx.get(base, headers={"Authorization": f"Bearer {idp.token('alice')}"}, timeout=30).json()
     assert alice["config"]["scan-planning-mode"] == "server"
-    assert _catalog(authz_catalog, idp, "bob").properties.get("scan-planning-mode") is None
+    assert _catalog(authz_catalog, idp, "bob", own_warehouse).properties.get("scan-planning-mode") is None
     bob = httpx.get(base, headers={"Authorization": f"Bearer {idp.token('bob')}"}, timeout=30).json()
     assert "scan-planning-mode" not in bob.get("config", {})
 
 
 def test_warehouse_scan_planning_mode_needs_modify_on_the_warehouse(
-    authz_catalog: RunningCatalog, idp: OpenIdProvider, people: str
+    authz_catalog: RunningCatalog, idp: OpenIdProvider, own_warehouse: Warehouse, people: str
 ) -> None:
     admin, bob = (_management(authz_catalog, idp, client) for client in ("admin", "bob"))
-    warehouse = _id(authz_catalog, "SELECT id FROM warehouses")
+    warehouse = own_warehouse.id
     refused = bob.post(f"/warehouse/{warehouse}/scan-planning", json={"mode": "server"})  # only `select` on a table
     assert refused.status_code in (403, 404), refused.text
     assert admin.get(f"/warehouse/{warehouse}").json()["scan-planning"] is None  # nothing recorded
     _granted(admin, f"warehouse/{warehouse}", writes=[{"type": "modify", "user": "oidc~bob"}])
     assert bob.post(f"/warehouse/{warehouse}/scan-planning", json={"mode": "server"}).status_code == 204
     assert admin.get(f"/warehouse/{warehouse}").json()["scan-planning"] == "server"
-    assert _catalog(authz_catalog, idp, "bob").properties.get("scan-planning-mode") == "server"
+    assert _catalog(authz_catalog, idp, "bob", own_warehouse).properties.get("scan-planning-mode") == "server"

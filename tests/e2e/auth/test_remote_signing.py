@@ -9,7 +9,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any
 
 import boto3
 import httpx
@@ -21,29 +20,36 @@ from botocore.exceptions import ClientError
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import SignError
 
-from tests.e2e.auth.conftest import bootstrapped, catalog_server
 from tests.e2e.auth.openid_provider import OpenIdProvider
 from tests.e2e.auth.test_authorization import _table_id
-from tests.e2e.conftest import RunningCatalog, stop_catalog
+from tests.e2e.conftest import RunningCatalog
 from tests.integration.s3_iam_server import IamS3
 from tests.integration.s3_server import REGION
+from tests.security.module_servers import shared_authz_server
 
 pytestmark = pytest.mark.e2e
 
 ROWS = pa.table({"id": pa.array([1, 2, 3], type=pa.int64()), "item": ["a", "b", "c"]})
 
 
+@pytest.fixture(scope="module")
+def signing_server(
+    pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory, idp: OpenIdProvider
+) -> Iterator[RunningCatalog]:
+    """The module's one builtin-authz catalog (tests/security/module_servers.py), with a secrets key and allowed
+    reads audited: each test on an S3 warehouse and a bucket of its own."""
+    more = {"CATALOG_ES__SECRETS_KEY": _secrets_key(), "CATALOG_ES__AUDIT_READS": "true"}
+    with shared_authz_server(pg_admin_dsn, tmp_path_factory, idp, **more) as running:
+        yield running
+
+
 @pytest.fixture
-def signing(
-    pg_dsn: str, tmp_path: Any, idp: OpenIdProvider, iam_s3: IamS3
-) -> Iterator[tuple[RunningCatalog, str, str]]:
-    """A builtin-authz catalog with an S3 warehouse `signed` (remote signing on, keys kept by the catalog);
-    alice may create and modify in it, bob may only read; allowed reads are audited. Yields (catalog, warehouse id,
-    bucket)."""
-    server = catalog_server(
-        pg_dsn, tmp_path, idp, "builtin", CATALOG_ES__SECRETS_KEY=_secrets_key(), CATALOG_ES__AUDIT_READS="true"
-    )
-    running = bootstrapped(server, idp)
+def signing(signing_server: RunningCatalog, idp: OpenIdProvider, iam_s3: IamS3) -> tuple[RunningCatalog, str, str, str]:
+    """An S3 warehouse of the test's own (remote signing on, keys kept by the catalog) on the module's server;
+    alice may create and modify in it, bob may only read; allowed reads are audited. Returns (catalog, warehouse
+    id, bucket, warehouse name)."""
+    running = signing_server
+    name = f"signed-{uuid.uuid4().hex[:12]}"
     bucket = f"signed-{uuid.uuid4().hex[:12]}"
     iam_s3.client().create_bucket(Bucket=bucket)
     profile = {
@@ -62,12 +68,12 @@ def signing(
         "secret-access-key": iam_s3.secret_access_key,
     }
     admin = _management(running, idp, "admin")
-    body = {"warehouse-name": "signed", "storage-profile": profile, "storage-credential": credential}
+    body = {"warehouse-name": name, "storage-profile": profile, "storage-credential": credential}
     created = admin.post("/warehouse", json=body)
     assert created.status_code == 201, created.text
     warehouse_id = created.json()["warehouse-id"]
     for client in ("alice", "bob"):  # /config provisions the user (even when it may not see the warehouse yet)
-        _rest(running, idp, client).get("/v1/config", params={"warehouse": "signed"})
+        _rest(running, idp, client).get("/v1/config", params={"warehouse": name})
     grants = [
         {"type": "create", "user": "oidc~alice"},
         {"type": "modify", "user": "oidc~alice"},
@@ -75,8 +81,7 @@ def signing(
     ]
     granted = admin.post(f"/permissions/warehouse/{warehouse_id}/assignments", json={"writes": grants, "deletes": []})
     assert granted.status_code == 204, granted.text
-    yield running, warehouse_id, bucket
-    stop_catalog(running)
+    return running, warehouse_id, bucket, name
 
 
 def _secrets_key() -> str:
@@ -95,13 +100,13 @@ def _rest(catalog: RunningCatalog, idp: OpenIdProvider, client: str) -> httpx.Cl
     return httpx.Client(base_url=catalog.catalog_uri, headers=headers, timeout=30)
 
 
-def _keyless_pyiceberg(catalog: RunningCatalog, idp: OpenIdProvider, client: str) -> Catalog:
+def _keyless_pyiceberg(catalog: RunningCatalog, idp: OpenIdProvider, client: str, warehouse: str) -> Catalog:
     secret, _ = idp.clients[client]
     return load_catalog(
         f"{client}-signing",
         type="rest",
         uri=catalog.catalog_uri,
-        warehouse="signed",
+        warehouse=warehouse,
         credential=f"{client}:{secret}",
         **{"oauth2-server-uri": idp.token_endpoint},  # a stock client: the table's config says how to sign
     )
@@ -112,10 +117,10 @@ def _sign(http: httpx.Client, path: str, method: str, uri: str) -> httpx.Respons
 
 
 def test_keyless_pyiceberg_writes_and_reads_through_remote_signing_and_refusals_hold(
-    signing: tuple[RunningCatalog, str, str], idp: OpenIdProvider, iam_s3: IamS3
+    signing: tuple[RunningCatalog, str, str, str], idp: OpenIdProvider, iam_s3: IamS3
 ) -> None:
-    running, warehouse_id, bucket = signing
-    alice = _keyless_pyiceberg(running, idp, "alice")
+    running, warehouse_id, bucket, name = signing
+    alice = _keyless_pyiceberg(running, idp, "alice", name)
     alice.create_namespace("sales")
     orders = alice.create_table("sales.orders", schema=ROWS.schema)
     alice.create_table("sales.items", schema=ROWS.schema)
@@ -187,7 +192,7 @@ def test_keyless_pyiceberg_writes_and_reads_through_remote_signing_and_refusals_
     assert httpx.put(put_uri, content=b"").status_code == 403
 
     # A reader's keyless pyiceberg reads through the signer too; its writes are refused.
-    bob = _keyless_pyiceberg(running, idp, "bob")
+    bob = _keyless_pyiceberg(running, idp, "bob", name)
     assert bob.load_table("sales.orders").scan().to_arrow().num_rows == 3
     with pytest.raises(SignError, match="403"):
         bob.load_table("sales.orders").append(ROWS)
@@ -195,10 +200,11 @@ def test_keyless_pyiceberg_writes_and_reads_through_remote_signing_and_refusals_
 
 
 def test_sign_requests_are_in_the_access_log_without_query_strings_or_headers(
-    signing: tuple[RunningCatalog, str, str], idp: OpenIdProvider, iam_s3: IamS3
+    signing: tuple[RunningCatalog, str, str, str], idp: OpenIdProvider, iam_s3: IamS3
 ) -> None:
-    running, warehouse_id, bucket = signing
-    alice = _keyless_pyiceberg(running, idp, "alice")
+    running, warehouse_id, bucket, name = signing
+    began = datetime.now(UTC).isoformat()  # the module's earlier tests signed for bob too
+    alice = _keyless_pyiceberg(running, idp, "alice", name)
     alice.create_namespace("audit")
     table = alice.create_table("audit.signed", schema=ROWS.schema)
     route = f"v1/{warehouse_id}/namespaces/audit/tables/signed/sign"
@@ -219,7 +225,7 @@ def test_sign_requests_are_in_the_access_log_without_query_strings_or_headers(
     assert alien.status_code == 403
 
     admin = _management(running, idp, "admin")
-    entries = admin.get("/access-log", params={"actor": "oidc~bob"}).json()["entries"]
+    entries = admin.get("/access-log", params={"actor": "oidc~bob", "since": began}).json()["entries"]
     signs = [e for e in entries if e["operation"].startswith("sign_")]
     summary = [(e["request-id"], e["decision"], e["status"], e["method"], e["path"], e["operation"]) for e in signs]
     assert summary[:2] == [
@@ -235,11 +241,11 @@ def test_sign_requests_are_in_the_access_log_without_query_strings_or_headers(
 
 
 def test_the_signer_signs_only_what_it_checked(
-    signing: tuple[RunningCatalog, str, str], idp: OpenIdProvider, iam_s3: IamS3
+    signing: tuple[RunningCatalog, str, str, str], idp: OpenIdProvider, iam_s3: IamS3
 ) -> None:
     """The pen-test's probes: each was signed before, and each signature worked against the store."""
-    running, warehouse_id, bucket = signing
-    alice = _keyless_pyiceberg(running, idp, "alice")
+    running, warehouse_id, bucket, name = signing
+    alice = _keyless_pyiceberg(running, idp, "alice", name)
     alice.create_namespace("probe")
     mine = alice.create_table("probe.mine", schema=ROWS.schema)
     theirs = alice.create_table("probe.theirs", schema=ROWS.schema)
@@ -289,7 +295,7 @@ def test_the_signer_signs_only_what_it_checked(
     assert sign(bob_http, "GET", f"{iam_s3.endpoint}/{bucket}?list-type=2&prefix={my_prefix}/", {}).status_code == 200
     # A past catalog (as-of prefix) is read-only: no signer is advertised there, and none signs.
     now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-    prefix = alice_http.get("v1/config", params={"warehouse": f"signed@{now}"}).json()["defaults"]["prefix"]
+    prefix = alice_http.get("v1/config", params={"warehouse": f"{name}@{now}"}).json()["defaults"]["prefix"]
     past = alice_http.get(f"v1/{prefix}/namespaces/probe/tables/mine")
     assert past.status_code == 200, past.text
     assert past.json()["config"]["s3.remote-signing-enabled"] == "false"
@@ -302,25 +308,25 @@ def test_the_signer_signs_only_what_it_checked(
 
 
 def test_principal_under_read_policy_gets_signatures_for_its_policy_files_only(
-    signing: tuple[RunningCatalog, str, str], idp: OpenIdProvider, iam_s3: IamS3
+    signing: tuple[RunningCatalog, str, str, str], idp: OpenIdProvider, iam_s3: IamS3
 ) -> None:
     """Issue 33: under a read policy bob's signatures reach his policy's files only (copies of the allowed rows
     and columns, where every file of his plans is): his keyless pyiceberg reads the allowed rows; a table file,
     a write or a listing is not signed. Plans refuse his hidden column."""
-    running, warehouse_id, bucket = signing
-    alice = _keyless_pyiceberg(running, idp, "alice")
+    running, warehouse_id, bucket, name = signing
+    alice = _keyless_pyiceberg(running, idp, "alice", name)
     alice.create_namespace("sales")
     orders = alice.create_table("sales.orders", schema=ROWS.schema)
     orders.append(ROWS)
     # Before bob's client exists: s3fs shares one filesystem (and its signer hook) between same-config clients.
     data_file = next(task.file.file_path for task in orders.scan().plan_files())
-    table_id = _table_id(running, "orders")
+    table_id = _table_id(running, "orders", warehouse_id)
     admin = _management(running, idp, "admin")
     policy = {"user": "oidc~bob", "row-filter": {"type": "lt", "term": "id", "value": 3}, "columns": ["id"]}
     set_policy = admin.post(f"/permissions/warehouse/{warehouse_id}/table/{table_id}/read-policies", json=policy)
     assert set_policy.status_code == 204, set_policy.text
 
-    bob = _keyless_pyiceberg(running, idp, "bob")
+    bob = _keyless_pyiceberg(running, idp, "bob", name)
     read = bob.load_table("sales.orders").scan(selected_fields=("id",)).to_arrow()
     assert sorted(read["id"].to_pylist()) == [1, 2]
 
