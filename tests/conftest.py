@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from api.runtime.embedded_postgres import embedded_dsn
+from tests.databases import new_database
 
 # The image lane's background build: hooks of the whole run (the xdist controller loads only this conftest).
 from tests.deploy.image_build import (  # noqa: F401
@@ -64,14 +62,8 @@ def pg_admin_dsn(tmp_path_factory: pytest.TempPathFactory) -> str:
 @pytest.fixture
 def pg_dsn(pg_admin_dsn: str) -> Iterator[str]:
     """A new, empty database for one test, dropped afterwards."""
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    params = conninfo_to_dict(pg_admin_dsn)
-    params["dbname"] = name
-    yield make_conninfo(**params)
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with new_database(pg_admin_dsn) as dsn:
+        yield dsn
 
 
 @pytest.fixture

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import json
 import textwrap
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
 import httpx
-import psycopg
 import pyarrow as pa
 import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
@@ -24,6 +22,7 @@ from pyiceberg.catalog import load_catalog
 from catalog_es.spark import spark_jars
 from catalog_es.spark.conf import catalog_conf
 from catalog_es.spark.jars import default_jars_dir
+from tests.databases import new_database
 from tests.deploy.image_build import build_timeout
 from tests.deploy.podman import VERSION, container, logs, podman, podman_missing
 from tests.e2e.conftest import eventually, free_port
@@ -53,21 +52,16 @@ def database(pg_admin_dsn: str) -> Iterator[Database]:
     embedded server listens on a Unix socket only, which is mounted into the container (the file, not its private
     directory, so uid 10001 can reach it).
     """
-    name = f"image_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    params = {**conninfo_to_dict(pg_admin_dsn), "dbname": name}
-    dsn = make_conninfo(**params)
-    host = str(params.get("host") or "")
-    if host.startswith("/"):
-        socket = f".s.PGSQL.{params.get('port') or 5432}"
-        container_dsn = make_conninfo(**{**params, "host": "/run/postgresql"})
-        options = [f"--volume={host}/{socket}:/run/postgresql/{socket}"]
-    else:
-        container_dsn, options = dsn, []
-    yield Database(dsn, container_dsn, options)
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with new_database(pg_admin_dsn, "image") as dsn:
+        params = conninfo_to_dict(dsn)
+        host = str(params.get("host") or "")
+        if host.startswith("/"):
+            socket = f".s.PGSQL.{params.get('port') or 5432}"
+            container_dsn = make_conninfo(**{**params, "host": "/run/postgresql"})
+            options = [f"--volume={host}/{socket}:/run/postgresql/{socket}"]
+        else:
+            container_dsn, options = dsn, []
+        yield Database(dsn, container_dsn, options)
 
 
 @pytest.fixture(scope="module")

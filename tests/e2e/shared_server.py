@@ -16,10 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-import psycopg
 import pytest
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
+from tests.databases import new_database
 from tests.e2e.conftest import RestApi, RunningCatalog, open_rest, start_catalog, stop_catalog
 
 
@@ -33,11 +32,7 @@ def shared_catalog(
 ) -> Iterator[RunningCatalog]:
     """A server on a new database (dropped afterwards) whose file warehouses may lie anywhere under `file_root`;
     `settings` (`CATALOG_ES__*` variables) and `args` (of `serve`) for a module whose tests share other ones."""
-    name = f"m_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    dsn = make_conninfo(**{**conninfo_to_dict(pg_admin_dsn), "dbname": name})
-    try:
+    with new_database(pg_admin_dsn, "m") as dsn:
         env = {
             **os.environ,
             **(settings or {}),
@@ -49,9 +44,6 @@ def shared_catalog(
             yield running
         finally:
             stop_catalog(running)
-    finally:
-        with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def new_warehouse(catalog: RunningCatalog, location: Path, headers: Mapping[str, str] | None = None) -> str:

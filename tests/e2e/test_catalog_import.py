@@ -7,18 +7,17 @@ from __future__ import annotations
 
 import json
 import subprocess
-import uuid
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pyarrow as pa
 import pytest
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
+from tests.databases import new_database
 from tests.e2e.conftest import RunningCatalog, run_cli
 from tests.integration.s3_server import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY
 
@@ -153,37 +152,34 @@ def test_import_from_lakana_server(catalog: RunningCatalog, pg_admin_dsn: str) -
 
     work = _demo_location(catalog) / "lakana"
     work.mkdir(parents=True)
-    name = f"lakana_{uuid.uuid4().hex[:10]}"  # a database of its own (the catalog's is `catalog`'s)
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        server = start_lakana(make_conninfo(**{**conninfo_to_dict(pg_admin_dsn), "dbname": name}), work)
-    except subprocess.CalledProcessError as exc:
-        pytest.fail(f"lakana-server: {exc.stderr!r}")
-    if server is None:
-        pytest.skip("lakana-server could not be installed")
-    try:
-        base = server.base_url.removesuffix("/v1/bench")
-        token = f"lakana_pat_{LAKANA_KEY_ID}_{LAKANA_SECRET}"
-        props = {"type": "rest", "uri": base, "prefix": "bench", "token": token}
-        source = load_catalog("lakana", **props)
-        source.create_namespace_if_not_exists("bronze")  # lakana makes bronze, silver and gold itself
-        table = source.create_table("bronze.events", SCHEMA)
-        table.append(_rows(1, 2, 3))
-        table.append(_rows(4))
-        done = _import(catalog, {**props, "name": "lakana"}, "--namespace", "bronze")
-        assert done.returncode == 0, done.stderr
-        target = load_catalog("target", type="rest", uri=catalog.catalog_uri, warehouse="demo")
-        mine, theirs = target.load_table("bronze.events"), source.load_table("bronze.events")
-        assert mine.metadata_location == theirs.metadata_location
-        assert mine.metadata.model_dump() == theirs.metadata.model_dump()
-        assert mine.scan().to_arrow().sort_by("id").equals(theirs.scan().to_arrow().sort_by("id"))
-        events = len(_events(catalog))
-        assert _import(catalog, {**props, "name": "lakana"}, "--namespace", "bronze").returncode == 0
-        assert len(_events(catalog)) == events
-        assert token not in json.dumps([event[1] for event in _events(catalog)])
-    finally:
-        server.process.terminate()
-        server.process.wait(timeout=30)
-        with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    # A database of its own (the catalog's is `catalog`'s).
+    with new_database(pg_admin_dsn, "lakana") as dsn:
+        try:
+            server = start_lakana(dsn, work)
+        except subprocess.CalledProcessError as exc:
+            pytest.fail(f"lakana-server: {exc.stderr!r}")
+        if server is None:
+            pytest.skip("lakana-server could not be installed")
+        try:
+            base = server.base_url.removesuffix("/v1/bench")
+            token = f"lakana_pat_{LAKANA_KEY_ID}_{LAKANA_SECRET}"
+            props = {"type": "rest", "uri": base, "prefix": "bench", "token": token}
+            source = load_catalog("lakana", **props)
+            source.create_namespace_if_not_exists("bronze")  # lakana makes bronze, silver and gold itself
+            table = source.create_table("bronze.events", SCHEMA)
+            table.append(_rows(1, 2, 3))
+            table.append(_rows(4))
+            done = _import(catalog, {**props, "name": "lakana"}, "--namespace", "bronze")
+            assert done.returncode == 0, done.stderr
+            target = load_catalog("target", type="rest", uri=catalog.catalog_uri, warehouse="demo")
+            mine, theirs = target.load_table("bronze.events"), source.load_table("bronze.events")
+            assert mine.metadata_location == theirs.metadata_location
+            assert mine.metadata.model_dump() == theirs.metadata.model_dump()
+            assert mine.scan().to_arrow().sort_by("id").equals(theirs.scan().to_arrow().sort_by("id"))
+            events = len(_events(catalog))
+            assert _import(catalog, {**props, "name": "lakana"}, "--namespace", "bronze").returncode == 0
+            assert len(_events(catalog)) == events
+            assert token not in json.dumps([event[1] for event in _events(catalog)])
+        finally:
+            server.process.terminate()
+            server.process.wait(timeout=30)

@@ -21,9 +21,9 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
 from catalog_es.store.secrets import generate_secrets_key
+from tests.databases import new_database
 from tests.e2e.auth.test_service_principals import Secured, SecureServer, _printed_credential, _start
 from tests.e2e.conftest import stop_catalog
-from tests.e2e.test_task_purge import _database
 
 pytestmark = pytest.mark.e2e
 
@@ -39,7 +39,7 @@ def _rows(*ids: int) -> pa.Table:
 def secured(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Secured]:
     """One `serve --secure` (with its in-process task worker) for the module, on a database of its own."""
     secrets_key = generate_secrets_key()
-    with _database(pg_admin_dsn) as dsn:
+    with new_database(pg_admin_dsn) as dsn:
         running = _start(tmp_path_factory.mktemp("import-task"), dsn, secrets_key)
         yield Secured(SecureServer(running, secrets_key, _printed_credential(running)), "demo")
         stop_catalog(running)

@@ -4,7 +4,6 @@ creates, appends, reads and purges a table, and the account key never reaches th
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Iterator
 from urllib.parse import parse_qs
 
@@ -12,10 +11,10 @@ import httpx
 import psycopg
 import pyarrow as pa
 import pytest
-from psycopg.conninfo import make_conninfo
 from pyiceberg.catalog import load_catalog
 
 from catalog_es.store.secrets import generate_secrets_key
+from tests.databases import new_database
 from tests.e2e.conftest import RunningCatalog, eventually, start_catalog, stop_catalog
 from tests.integration.store_emulators import Azurite
 
@@ -23,16 +22,11 @@ from tests.integration.store_emulators import Azurite
 @pytest.fixture(scope="module")
 def adls_catalog(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningCatalog]:
     """One server for the module, on a database of its own."""
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    dsn = make_conninfo(pg_admin_dsn, dbname=name)
-    env = {**os.environ, "CATALOG_ES__PG_DSN": dsn, "CATALOG_ES__SECRETS_KEY": generate_secrets_key()}
-    running = start_catalog(tmp_path_factory.mktemp("adls") / "data", env)
-    yield running
-    stop_catalog(running)
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with new_database(pg_admin_dsn) as dsn:
+        env = {**os.environ, "CATALOG_ES__PG_DSN": dsn, "CATALOG_ES__SECRETS_KEY": generate_secrets_key()}
+        running = start_catalog(tmp_path_factory.mktemp("adls") / "data", env)
+        yield running
+        stop_catalog(running)
 
 
 def _create(

@@ -10,14 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import psycopg
 import pyarrow as pa
 import pytest
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import NoSuchTableError
 
 from catalog_es.store.secrets import generate_secrets_key
+from tests.databases import new_database
 from tests.e2e.conftest import RunningCatalog, eventually, start_catalog, stop_catalog
 from tests.e2e.rest_helpers import SCHEMA as REST_SCHEMA
 from tests.e2e.test_views import view_version
@@ -64,26 +63,21 @@ class Server:
 @pytest.fixture(scope="module")
 def server(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     work: Path = tmp_path_factory.mktemp("soft-delete")
-    name = f"soft_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    dsn = make_conninfo(**{**conninfo_to_dict(pg_admin_dsn), "dbname": name})
-    running = start_catalog(
-        work / "data",
-        {
-            **os.environ,
-            "CATALOG_ES__PG_DSN": dsn,
-            "CATALOG_ES__NATS__ENABLED": "false",
-            "CATALOG_ES__WAREHOUSE_DELETE_HOLD_SECONDS": "3600",
-            "CATALOG_ES__SECRETS_KEY": generate_secrets_key(),  # the S3 warehouse's credential
-        },
-    )
-    server = Server(running, work)
-    yield server
-    server.api.close()
-    stop_catalog(running)
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with new_database(pg_admin_dsn, "soft") as dsn:
+        running = start_catalog(
+            work / "data",
+            {
+                **os.environ,
+                "CATALOG_ES__PG_DSN": dsn,
+                "CATALOG_ES__NATS__ENABLED": "false",
+                "CATALOG_ES__WAREHOUSE_DELETE_HOLD_SECONDS": "3600",
+                "CATALOG_ES__SECRETS_KEY": generate_secrets_key(),  # the S3 warehouse's credential
+            },
+        )
+        server = Server(running, work)
+        yield server
+        server.api.close()
+        stop_catalog(running)
 
 
 def _files(location: str) -> list[Path]:

@@ -17,7 +17,6 @@ import httpx
 import psycopg
 import pyarrow as pa
 import pytest
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from pyiceberg.catalog import load_catalog
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.partitioning import PartitionField, PartitionSpec
@@ -27,6 +26,7 @@ from pyiceberg.types import LongType, NestedField
 
 from catalog_es.locations import local_path
 from catalog_es.store.secrets import generate_secrets_key
+from tests.databases import new_database
 from tests.e2e.conftest import (
     TEST_ALLOWED_HOSTS,
     ForkedProcess,
@@ -43,16 +43,6 @@ SCHEMA = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2,
 
 
 @contextmanager
-def _database(pg_admin_dsn: str) -> Iterator[str]:
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    yield make_conninfo(**(conninfo_to_dict(pg_admin_dsn) | {"dbname": name}))
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-@contextmanager
 def _server(dsn: str, data_dir: Path, **settings: str) -> Iterator[RunningCatalog]:
     env = {**os.environ, "CATALOG_ES__PG_DSN": dsn, "CATALOG_ES__SECRETS_KEY": generate_secrets_key(), **settings}
     running = start_catalog(data_dir, env)
@@ -66,7 +56,10 @@ def _server(dsn: str, data_dir: Path, **settings: str) -> Iterator[RunningCatalo
 def served(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningCatalog, str]]:
     """`serve` with its in-process worker (polling often, so a purge follows its drop quickly)."""
     data_dir = tmp_path_factory.mktemp("served") / "data"
-    with _database(pg_admin_dsn) as dsn, _server(dsn, data_dir, CATALOG_ES__TASK_WORKER__POLL_SECONDS="0.2") as running:
+    with (
+        new_database(pg_admin_dsn) as dsn,
+        _server(dsn, data_dir, CATALOG_ES__TASK_WORKER__POLL_SECONDS="0.2") as running,
+    ):
         yield running, dsn
 
 
@@ -206,7 +199,7 @@ def _task_events(dsn: str) -> list[tuple[str, dict[str, Any]]]:
 
 def test_purge_resumes_without_redoing_work_when_worker_was_killed_mid_purge(pg_admin_dsn: str, tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    with _database(pg_admin_dsn) as dsn:
+    with new_database(pg_admin_dsn) as dsn:
         with _server(dsn, data_dir, CATALOG_ES__TASK_WORKER__ENABLED="false") as running:
             ice = load_catalog("kill", type="rest", uri=running.catalog_uri, warehouse="demo")
             assert isinstance(ice, RestCatalog)
@@ -251,7 +244,7 @@ def test_purge_resumes_without_redoing_work_when_worker_was_killed_mid_purge(pg_
 
 def test_task_routes_list_inspect_page_and_cancel_when_no_worker_runs(pg_admin_dsn: str, tmp_path: Path) -> None:
     with (
-        _database(pg_admin_dsn) as dsn,
+        new_database(pg_admin_dsn) as dsn,
         _server(dsn, tmp_path / "data", CATALOG_ES__TASK_WORKER__ENABLED="false") as running,
         httpx.Client(base_url=f"{running.base_url}/management/v1", timeout=30) as api,
     ):

@@ -14,12 +14,12 @@ import psycopg
 import pyarrow as pa
 import pytest
 from botocore.exceptions import ClientError
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
 from catalog_es.store.secrets import generate_secrets_key
+from tests.databases import new_database
 from tests.e2e.auth.conftest import bootstrapped, catalog_server
 from tests.e2e.auth.openid_provider import OpenIdProvider
 from tests.e2e.conftest import RunningCatalog, free_port, stop_catalog
@@ -45,12 +45,8 @@ def idp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenIdProvider]:
 
 @pytest.fixture(scope="module")
 def database(pg_admin_dsn: str) -> Iterator[str]:
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    yield make_conninfo(**{**conninfo_to_dict(pg_admin_dsn), "dbname": name})
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with new_database(pg_admin_dsn) as dsn:
+        yield dsn
 
 
 @pytest.fixture(scope="module")

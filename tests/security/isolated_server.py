@@ -21,8 +21,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.databases import new_database
 from tests.e2e.conftest import CLI
-from tests.security.module_servers import module_database
 
 _CLONE_NEWNET = 0x40000000
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -139,7 +139,7 @@ def isolated_catalog(pg_dsn: str, tmp_path: Path) -> Iterator[IsolatedCatalog]:
 def module_isolated_catalog(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[IsolatedCatalog]:
     """One isolated server for the module's tests (each on warehouses of its own), on a new database; its file
     warehouses may lie anywhere under the run's temporary directory."""
-    with module_database(pg_admin_dsn) as dsn:
+    with new_database(pg_admin_dsn, "m") as dsn:
         directory = tmp_path_factory.mktemp("isolated")
         with isolated_server(dsn, directory, tmp_path_factory.getbasetemp()) as catalog:
             yield catalog

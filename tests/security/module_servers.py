@@ -7,31 +7,16 @@ roles. A test that needs a server to itself (other settings, a whole-server view
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import psycopg
 import pytest
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from catalog_es.store.secrets import generate_secrets_key
+from tests.databases import new_database
 from tests.e2e.auth.conftest import bootstrapped, catalog_server
 from tests.e2e.auth.openid_provider import OpenIdProvider
 from tests.e2e.conftest import RunningCatalog, stop_catalog
-
-
-@contextmanager
-def module_database(pg_admin_dsn: str) -> Iterator[str]:
-    """A new, empty database (dropped afterwards); yields its DSN."""
-    name = f"m_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield make_conninfo(**{**conninfo_to_dict(pg_admin_dsn), "dbname": name})
-    finally:
-        with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @contextmanager
@@ -42,7 +27,7 @@ def shared_authz_server(
     under the run's temporary directory (each test's `tmp_path` included), as a per-test server allows under its
     test's."""
     roots = str(tmp_path_factory.getbasetemp())
-    with module_database(pg_admin_dsn) as dsn:
+    with new_database(pg_admin_dsn, "m") as dsn:
         directory = tmp_path_factory.mktemp("authz-server")
         running = catalog_server(dsn, directory, idp, "builtin", CATALOG_ES__FILE_STORAGE_ROOTS=roots, **more)
         try:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 
 import httpx
-import psycopg
 import pyarrow as pa
 import pytest
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
+from tests.databases import new_database
 from tests.e2e.auth.conftest import CLIENTS, bootstrapped, catalog_server
 from tests.e2e.auth.openid_provider import OpenIdProvider
 from tests.e2e.auth.test_authorization import SCHEMA, _granted, _id, _management, _pyiceberg, _table_id
@@ -31,21 +29,16 @@ def served(
 ) -> Iterator[tuple[RunningCatalog, OpenIdProvider]]:
     """One provider and one builtin-authz server (on its own database) for the module: the tests use their own
     namespaces and tables."""
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    dsn = make_conninfo(**{**conninfo_to_dict(pg_admin_dsn), "dbname": name})
-    tmp_path = tmp_path_factory.mktemp("maintenance")
-    idp = OpenIdProvider(tmp_path, free_port(), CLIENTS)
-    idp.start()
-    running = bootstrapped(catalog_server(dsn, tmp_path, idp, "builtin"), idp)
-    try:
-        yield running, idp
-    finally:
-        stop_catalog(running)
-        idp.stop()
-        with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with new_database(pg_admin_dsn) as dsn:
+        tmp_path = tmp_path_factory.mktemp("maintenance")
+        idp = OpenIdProvider(tmp_path, free_port(), CLIENTS)
+        idp.start()
+        running = bootstrapped(catalog_server(dsn, tmp_path, idp, "builtin"), idp)
+        try:
+            yield running, idp
+        finally:
+            stop_catalog(running)
+            idp.stop()
 
 
 def _ok(response: httpx.Response, status: int = 200) -> dict:

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
-import psycopg
 import pytest
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from catalog_es.spark import spark_jars
 from catalog_es.spark.jars import default_jars_dir
+from tests.databases import new_database
 from tests.e2e.conftest import RunningCatalog, start_catalog, stop_catalog
 from tests.e2e.java.jvm import Java, start_gateway
 
@@ -29,15 +27,10 @@ def java() -> Iterator[Java]:
 @pytest.fixture(scope="session")
 def java_server(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningCatalog]:
     """catalog-es on its own database for the Java suite; warehouse `demo` on the local filesystem."""
-    name = f"java_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    dsn = make_conninfo(**{**conninfo_to_dict(pg_admin_dsn), "dbname": name})
-    running = start_catalog(tmp_path_factory.mktemp("java") / "data", {**os.environ, "CATALOG_ES__PG_DSN": dsn})
-    yield running
-    stop_catalog(running)
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with new_database(pg_admin_dsn, "java") as dsn:
+        running = start_catalog(tmp_path_factory.mktemp("java") / "data", {**os.environ, "CATALOG_ES__PG_DSN": dsn})
+        yield running
+        stop_catalog(running)
 
 
 def rest_catalog(java: Java, server: RunningCatalog, name: str = "catalog_es") -> Any:

@@ -5,19 +5,16 @@ from __future__ import annotations
 
 import os
 import time
-import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
-import psycopg
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.expressions import (
     AlwaysTrue,
@@ -40,6 +37,7 @@ from pyiceberg.table import Table
 from pyiceberg.transforms import DayTransform, IdentityTransform
 from pyiceberg.types import LongType, NestedField, StringType, TimestampType
 
+from tests.databases import new_database
 from tests.e2e.conftest import RunningCatalog, start_catalog, stop_catalog
 from tests.planning_tables import commit_manifests, position_delete_file
 
@@ -85,15 +83,10 @@ def batch(start: int, count: int) -> pa.Table:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, pg_admin_dsn: str) -> Iterator[RunningCatalog]:
     """One server for the module (the property test runs many scans against the same tables)."""
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    dsn = make_conninfo(**{**conninfo_to_dict(pg_admin_dsn), "dbname": name})
-    running = start_catalog(tmp_path_factory.mktemp("planning") / "data", {**os.environ, "CATALOG_ES__PG_DSN": dsn})
-    yield running
-    stop_catalog(running)
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with new_database(pg_admin_dsn) as dsn:
+        running = start_catalog(tmp_path_factory.mktemp("planning") / "data", {**os.environ, "CATALOG_ES__PG_DSN": dsn})
+        yield running
+        stop_catalog(running)
 
 
 @pytest.fixture(scope="module")

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import os
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
-import psycopg
 import pytest
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from catalog_es.spark import session, spark_jars
 from catalog_es.spark.jars import cached_jars, default_jars_dir
+from tests.databases import new_database
 from tests.e2e.conftest import RestApi, RunningCatalog, start_catalog, stop_catalog
 
 if TYPE_CHECKING:
@@ -56,15 +54,10 @@ def spark_jars_dir() -> Path:
 @pytest.fixture(scope="session")
 def spark_catalog(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningCatalog]:
     """catalog-es on its own database for the whole Spark suite; warehouse `demo` on the local filesystem."""
-    name = f"spark_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    dsn = make_conninfo(**{**conninfo_to_dict(pg_admin_dsn), "dbname": name})
-    running = start_catalog(tmp_path_factory.mktemp("spark") / "data", {**os.environ, "CATALOG_ES__PG_DSN": dsn})
-    yield running
-    stop_catalog(running)
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with new_database(pg_admin_dsn, "spark") as dsn:
+        running = start_catalog(tmp_path_factory.mktemp("spark") / "data", {**os.environ, "CATALOG_ES__PG_DSN": dsn})
+        yield running
+        stop_catalog(running)
 
 
 @pytest.fixture(scope="session")

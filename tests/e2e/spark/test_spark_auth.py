@@ -4,16 +4,15 @@ provider with client credentials (`credential`, `oauth2-server-uri`), as it woul
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from catalog_es.spark.conf import HADOOP_FILE_IO, SPARK_CATALOG
+from tests.databases import new_database
 from tests.e2e.auth.conftest import CLIENTS
 from tests.e2e.auth.openid_provider import AUDIENCE, OpenIdProvider
 from tests.e2e.conftest import RunningCatalog, free_port, start_catalog, stop_catalog
@@ -30,23 +29,18 @@ def secured(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iter
     work: Path = tmp_path_factory.mktemp("spark-auth")
     idp = OpenIdProvider(work, free_port(), CLIENTS)
     idp.start()
-    name = f"spark_auth_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    dsn = make_conninfo(**{**conninfo_to_dict(pg_admin_dsn), "dbname": name})
-    env = {
-        **os.environ,
-        "CATALOG_ES__PG_DSN": dsn,
-        "CATALOG_ES__NATS__ENABLED": "false",
-        "CATALOG_ES__OPENID_PROVIDER_URI": idp.issuer,
-        "CATALOG_ES__OPENID_AUDIENCE": AUDIENCE,
-    }
-    running = start_catalog(work / "data", env)
-    yield running, idp.token_endpoint
-    stop_catalog(running)
-    idp.stop()
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with new_database(pg_admin_dsn, "spark_auth") as dsn:
+        env = {
+            **os.environ,
+            "CATALOG_ES__PG_DSN": dsn,
+            "CATALOG_ES__NATS__ENABLED": "false",
+            "CATALOG_ES__OPENID_PROVIDER_URI": idp.issuer,
+            "CATALOG_ES__OPENID_AUDIENCE": AUDIENCE,
+        }
+        running = start_catalog(work / "data", env)
+        yield running, idp.token_endpoint
+        stop_catalog(running)
+        idp.stop()
 
 
 def _register(spark: SparkSession, catalog: str, running: RunningCatalog, extra: dict[str, str]) -> None:

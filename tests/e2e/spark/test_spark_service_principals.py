@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,10 +12,10 @@ from typing import TYPE_CHECKING
 import httpx
 import psycopg
 import pytest
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from catalog_es.spark.conf import HADOOP_FILE_IO, SPARK_CATALOG
 from catalog_es.store.secrets import generate_secrets_key
+from tests.databases import new_database
 from tests.e2e.conftest import RunningCatalog, eventually, start_catalog, stop_catalog
 
 if TYPE_CHECKING:
@@ -31,24 +30,20 @@ _CREDENTIAL = re.compile(r"catalog_es\.credential=([0-9a-f-]{36}:[A-Za-z0-9_-]+)
 def secure(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningCatalog, str]]:
     """`serve --secure` on a database of its own; the admin credential it printed."""
     work: Path = tmp_path_factory.mktemp("spark-principals")
-    name = f"spark_sp_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    env = {
-        **os.environ,
-        "CATALOG_ES__PG_DSN": make_conninfo(**{**conninfo_to_dict(pg_admin_dsn), "dbname": name}),
-        "CATALOG_ES__NATS__ENABLED": "false",
-        "CATALOG_ES__SECRETS_KEY": generate_secrets_key(),
-    }
-    running = start_catalog(work / "data", env, args=["--secure"])
-    assert running.log_path is not None
-    log = eventually(lambda: running.log_path.read_text() if "credential=" in running.log_path.read_text() else "")
-    found = _CREDENTIAL.search(log)
-    assert found, log
-    yield running, found.group(1)
-    stop_catalog(running)
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with new_database(pg_admin_dsn, "spark_sp") as dsn:
+        env = {
+            **os.environ,
+            "CATALOG_ES__PG_DSN": dsn,
+            "CATALOG_ES__NATS__ENABLED": "false",
+            "CATALOG_ES__SECRETS_KEY": generate_secrets_key(),
+        }
+        running = start_catalog(work / "data", env, args=["--secure"])
+        assert running.log_path is not None
+        log = eventually(lambda: running.log_path.read_text() if "credential=" in running.log_path.read_text() else "")
+        found = _CREDENTIAL.search(log)
+        assert found, log
+        yield running, found.group(1)
+        stop_catalog(running)
 
 
 def _register(spark: SparkSession, catalog: str, running: RunningCatalog, credential: str) -> None:
