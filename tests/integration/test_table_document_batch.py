@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 
 import pytest
+from psycopg import sql
 
 from catalog_es.identifiers import Namespace
 from catalog_es.store.eventstore import EventMetadata
 from commands.commit_table import CommitTable, handle_commit_table
 from commands.create_table import CreateTable, handle_create_table
 from commands.namespaces import CreateNamespace, handle_create_namespace
-from projections.catalog.table_document_batch import TableDocumentBatch
+from projections.catalog.table_document_batch import _TABLES_AT_HEAD, TableDocumentBatch
 
 META = EventMetadata(actor="batch")
 DB = Namespace(("db",))
@@ -117,3 +119,27 @@ def test_asks_made_while_statements_run_are_all_answered(open_catalog, statement
 
     answers = asyncio.run(scenario())
     assert all(table is not None for _, table in answers)
+
+
+def test_the_shared_statement_looks_each_table_up_by_its_keys_in_a_generic_plan(open_catalog):
+    """A pooled connection keeps a generic plan after five runs: one that scanned every table of the catalog for a
+    batch of a few names made each loadTable slower as the catalog grew."""
+
+    async def scenario() -> str:
+        async with open_catalog() as catalog:
+            await _tables(catalog, [f"t{i}" for i in range(300)])
+            asks = json.dumps([[str(catalog.warehouse_id), DB.key, "t7"]])
+            async with catalog.ctx.store.connection() as conn:
+                await conn.execute("ANALYZE tables")
+                await conn.execute("ANALYZE namespaces")
+                await conn.execute("SET plan_cache_mode = force_generic_plan")
+                await conn.execute(b"PREPARE shared(text) AS " + _TABLES_AT_HEAD.replace(b"%s", b"$1"))
+                cursor = await conn.execute(sql.SQL("EXPLAIN EXECUTE shared({})").format(sql.Literal(asks)))
+                plan = "\n".join(str(row[0]) for row in await cursor.fetchall())
+                await conn.execute("DEALLOCATE shared")
+                await conn.execute("RESET plan_cache_mode")
+            return plan
+
+    plan = asyncio.run(scenario())
+    assert "Seq Scan on tables" not in plan, plan
+    assert "tables_namespace_id_name_key_key" in plan, plan
