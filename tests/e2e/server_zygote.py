@@ -5,14 +5,14 @@ tests.e2e.server_zygote`, one per test process, started on first use) imports ev
 forks a child per request that runs `python -m api ARGS` exactly as the interpreter would (`runpy`'s -m path), with
 the requested environment, working directory and log file as stdout/stderr. The child's exit status goes back to
 the test process, where `ForkedProcess` offers what tests use of `subprocess.Popen` (pid, poll, wait, terminate,
-kill, send_signal, returncode). `tests.e2e.conftest.start_catalog` uses it only when the requested environment
-differs from the zygote's own in catalog-es settings alone (nothing of ours reads those at import time), and falls
-back to a plain `subprocess.Popen` otherwise, or with CATALOG_ES_TEST_NO_ZYGOTE=1.
+kill, send_signal, returncode). `tests.e2e.forked.spawn_server` (under `start_catalog`) uses it only when the
+requested environment differs from the zygote's own in catalog-es settings alone (nothing of ours reads those at
+import time), and falls back to a plain `subprocess.Popen` otherwise, or with CATALOG_ES_TEST_NO_ZYGOTE=1.
 
 Protocol: one JSON object per line. Request {"args", "env", "cwd", "log", "stderr"} on the zygote's stdin (`stderr`
 a file of its own, or null: the log takes both); answers on its stdout: {"started": pid} or {"error": text} for each
 request in order, and {"exited": pid, "returncode": code} whenever a child ends (reaped at once, so a dead server
-leaves no zombie behind). CLI commands run to their end the same way (`tests.e2e.conftest.run_cli`).
+leaves no zombie behind). CLI commands run to their end the same way (`tests.e2e.forked.run_cli`).
 """
 
 from __future__ import annotations

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from tests.e2e.auth.conftest import authz_catalog, idp, secured_catalog  # noqa: F401 - fixtures
+from tests.e2e.auth.conftest import (  # noqa: F401 - fixtures
+    authz_catalog,
+    idp,
+    module_authz_catalog,
+    module_keyed_authz_catalog,
+    secured_catalog,
+)
 from tests.e2e.conftest import catalog, rest, s3_endpoint  # noqa: F401 - fixtures
 from tests.security.isolated_server import isolated_catalog, module_isolated_catalog  # noqa: F401 - fixtures
-from tests.security.module_servers import module_authz_catalog, module_keyed_authz_catalog  # noqa: F401 - fixtures

@@ -65,7 +65,7 @@ class Catalog:
 
 @pytest.fixture
 def admin(module_authz_catalog: RunningCatalog, idp: OpenIdProvider, tmp_path: Path) -> Iterator[Catalog]:
-    """The module's one server (tests/security/module_servers.py), on a new file warehouse of this test's own."""
+    """The module's one server (tests/e2e/auth/conftest.py), on a new file warehouse of this test's own."""
     location = tmp_path / "warehouse"
     name = f"w-{uuid.uuid4().hex[:12]}"
     with _http(module_authz_catalog, idp, "admin", "/management/v1") as management:

@@ -58,7 +58,7 @@ def _warehouse(http: httpx.Client, endpoint: str, name: str, **extra: Any) -> st
 
 
 def _unique(name: str) -> str:
-    """`name` with a suffix: the module's tests share one server (tests/security/module_servers.py)."""
+    """`name` with a suffix: the module's tests share one server (tests/e2e/auth/conftest.py)."""
     return f"{name}-{uuid.uuid4().hex[:8]}"
 
 

@@ -1,14 +1,18 @@
-"""Fixtures: a real OpenID provider and a catalog-es server that trusts it (allowall or builtin authz)."""
+"""Fixtures: a real OpenID provider and a catalog-es server that trusts it (allowall or builtin authz), per test or
+one for a module's tests (each test then acting on warehouses, projects and roles of its own)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
 
+from catalog_es.store.secrets import generate_secrets_key
+from tests.databases import new_database
 from tests.e2e.auth.openid_provider import AUDIENCE, OpenIdProvider
 from tests.e2e.conftest import RunningCatalog, free_port, start_catalog, stop_catalog
 from tests.integration.s3_iam_server import iam_s3  # noqa: F401 - moto with IAM enforcement (remote signing tests)
@@ -74,3 +78,39 @@ def bootstrapped(running: RunningCatalog, idp: OpenIdProvider) -> RunningCatalog
     )
     assert response.status_code == 204, response.text
     return running
+
+
+@contextmanager
+def shared_authz_server(
+    pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory, idp: OpenIdProvider, **more: str
+) -> Iterator[RunningCatalog]:
+    """OIDC + builtin authorization, bootstrapped by `admin`, on a new database; file warehouses may lie anywhere
+    under the run's temporary directory (each test's `tmp_path` included), as a per-test server allows under its
+    test's."""
+    roots = str(tmp_path_factory.getbasetemp())
+    with new_database(pg_admin_dsn, "m") as dsn:
+        directory = tmp_path_factory.mktemp("authz-server")
+        running = catalog_server(dsn, directory, idp, "builtin", CATALOG_ES__FILE_STORAGE_ROOTS=roots, **more)
+        try:
+            yield bootstrapped(running, idp)
+        finally:
+            stop_catalog(running)
+
+
+@pytest.fixture(scope="module")
+def module_authz_catalog(
+    pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory, idp: OpenIdProvider
+) -> Iterator[RunningCatalog]:
+    """As `authz_catalog`, one for the module's tests."""
+    with shared_authz_server(pg_admin_dsn, tmp_path_factory, idp) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def module_keyed_authz_catalog(
+    pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory, idp: OpenIdProvider
+) -> Iterator[RunningCatalog]:
+    """As `module_authz_catalog`, with a secrets key (so that S3 warehouses can hold credentials)."""
+    key = generate_secrets_key()
+    with shared_authz_server(pg_admin_dsn, tmp_path_factory, idp, CATALOG_ES__SECRETS_KEY=key) as running:
+        yield running

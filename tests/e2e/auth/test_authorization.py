@@ -19,10 +19,8 @@ from pyiceberg.types import LongType, NestedField
 
 from tests.e2e.auth.openid_provider import OpenIdProvider
 from tests.e2e.conftest import RunningCatalog
-from tests.security import module_servers
 
 pytestmark = pytest.mark.e2e
-module_authz_catalog = module_servers.module_authz_catalog  # the module's one server (a fixture)
 
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=False))
 ROWS = pa.table({"id": pa.array([1, 2, 3], type=pa.int64())})
@@ -94,7 +92,7 @@ def _granted(http: httpx.Client, path: str, *, writes=(), deletes=()) -> None:
 
 @pytest.fixture
 def own_warehouse(module_authz_catalog: RunningCatalog, idp: OpenIdProvider, tmp_path: Path) -> Warehouse:
-    """This test's own file warehouse on the module's one server (tests/security/module_servers.py)."""
+    """This test's own file warehouse on the module's one server (`module_authz_catalog`)."""
     return _new_warehouse(module_authz_catalog, idp, tmp_path / "warehouse")
 
 

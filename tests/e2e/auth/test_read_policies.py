@@ -21,10 +21,8 @@ from tests.e2e.auth.openid_provider import OpenIdProvider
 from tests.e2e.auth.test_authorization import Warehouse, _granted, _management, _new_warehouse, _table_id
 from tests.e2e.conftest import RunningCatalog, eventually
 from tests.planning_tables import commit_manifests, position_delete_file
-from tests.security import module_servers
 
 pytestmark = pytest.mark.e2e
-module_authz_catalog = module_servers.module_authz_catalog  # the module's one server (a fixture)
 
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=False),
@@ -64,7 +62,7 @@ def _planned_rows(table: Table, fields: tuple[str, ...]) -> list[dict[str, Any]]
 
 @pytest.fixture
 def own_warehouse(module_authz_catalog: RunningCatalog, idp: OpenIdProvider, tmp_path: Path) -> Warehouse:
-    """This test's own file warehouse on the module's one server (tests/security/module_servers.py)."""
+    """This test's own file warehouse on the module's one server (`module_authz_catalog`)."""
     return _new_warehouse(module_authz_catalog, idp, tmp_path / "warehouse")
 
 

@@ -20,12 +20,12 @@ from botocore.exceptions import ClientError
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import SignError
 
+from tests.e2e.auth.conftest import shared_authz_server
 from tests.e2e.auth.openid_provider import OpenIdProvider
 from tests.e2e.auth.test_authorization import _table_id
 from tests.e2e.conftest import RunningCatalog
 from tests.integration.s3_iam_server import IamS3
 from tests.integration.s3_server import REGION
-from tests.security.module_servers import shared_authz_server
 
 pytestmark = pytest.mark.e2e
 
@@ -36,7 +36,7 @@ ROWS = pa.table({"id": pa.array([1, 2, 3], type=pa.int64()), "item": ["a", "b", 
 def signing_server(
     pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory, idp: OpenIdProvider
 ) -> Iterator[RunningCatalog]:
-    """The module's one builtin-authz catalog (tests/security/module_servers.py), with a secrets key and allowed
+    """The module's one builtin-authz catalog (`shared_authz_server`), with a secrets key and allowed
     reads audited: each test on an S3 warehouse and a bucket of its own."""
     more = {"CATALOG_ES__SECRETS_KEY": _secrets_key(), "CATALOG_ES__AUDIT_READS": "true"}
     with shared_authz_server(pg_admin_dsn, tmp_path_factory, idp, **more) as running:
